@@ -269,7 +269,10 @@ export async function createCore({
       dataIndexes({ reads, tokens: tokenMetadata, pricing: (chain) => config.pricing.get(chain) }),
       clock,
       log,
-      { startBlock: (chain) => following.follower(chain)?.status().oldest },
+      {
+        startBlock: (chain) => following.follower(chain)?.status().oldest,
+        nodeHead: (chain) => following.follower(chain)?.status().nodeHead,
+      },
     );
     metrics.gauge(
       'chainpost_data_index_lag_blocks',

@@ -161,6 +161,84 @@ export function rangePage<T>(
   return { rows: out, page, cursor: ordered.length > opts.limit ? rangeCursor(opts.list, out.at(-1)?.key ?? '', page + 1) : null };
 }
 
+/**
+ * Ranges of a table read as one list by what follows each prefix, as rangePage's `prefixes` are, for lists where no
+ * two ranges hold the same rest and `step` names the rest just past another in the list's order (a fixed-width
+ * position): each range is read past the last entry taken, so nothing is read twice and nothing read is left
+ * unanswered but the one entry that tells whether more follow. `want` entries at most; `more` whether any follow.
+ * Reads at most want + 1 entries (rangePage reads limit + 2 from each range).
+ */
+export function mergeRanges<T>(
+  kv: Kv,
+  table: Table,
+  prefixes: readonly string[],
+  opts: { reverse: boolean; after?: string; low?: string; high?: string; step(rest: string, reverse: boolean): string | undefined },
+  want: number,
+): { rows: Array<Entry<T>>; more: boolean } {
+  const lanes = prefixes.map((prefix) => ({
+    prefix,
+    lo: prefix + (opts.low ?? ''),
+    hi: opts.high === undefined ? `${prefix}\uffff` : prefix + opts.high,
+    /** The rest the next read starts at (included); undefined: the range's own end. */
+    next: opts.after === undefined ? undefined : opts.step(opts.after, opts.reverse),
+    done: opts.after !== undefined && opts.step(opts.after, opts.reverse) === undefined,
+    /** The entry read and not taken yet. */
+    head: undefined as Entry<T> | undefined,
+  }));
+  type Lane = (typeof lanes)[number];
+  const read = (lane: Lane, n: number): Array<Entry<T>> => {
+    if (lane.done) return [];
+    const from = lane.next === undefined ? undefined : lane.prefix + lane.next;
+    const rows = opts.reverse
+      ? kv.range<T>(table, { start: from !== undefined && from < lane.hi ? from : lane.hi, end: lane.lo, reverse: true, limit: n })
+      : kv.range<T>(table, { start: from !== undefined && from > lane.lo ? from : lane.lo, end: lane.hi, limit: n });
+    const last = rows.at(-1);
+    if (last !== undefined) lane.next = opts.step(last.key.slice(lane.prefix.length), opts.reverse);
+    if (rows.length < n || lane.next === undefined) lane.done = true;
+    return rows.filter((r) => r.key >= lane.lo && r.key < lane.hi);
+  };
+  const rest = (lane: Lane): string => lane.head!.key.slice(lane.prefix.length);
+  const rows: Array<Entry<T>> = [];
+  while (rows.length < want) {
+    for (const lane of lanes) if (lane.head === undefined) lane.head = read(lane, 1)[0];
+    const live = lanes.filter((l) => l.head !== undefined);
+    if (live.length === 0) break;
+    const first = live.reduce((a, b) => ((opts.reverse ? rest(b) > rest(a) : rest(b) < rest(a)) ? b : a));
+    rows.push(first.head!);
+    first.head = undefined;
+    // The other ranges ended: the rest of this one in one read.
+    if (live.length === 1) rows.push(...read(first, want - rows.length));
+  }
+  const more = lanes.some((l) => l.head !== undefined) || lanes.some((l) => read(l, 1).length > 0);
+  return { rows, more };
+}
+
+/**
+ * rangePage over ranges mergeRanges reads (no two hold the same rest; `step` names the next rest): a page reads at
+ * most limit + 1 entries whatever the number of ranges. Its cursors are rangePage's.
+ */
+export function mergedRangePage<T>(
+  kv: Kv,
+  table: Table,
+  prefixes: readonly string[],
+  opts: {
+    list: string;
+    limit: number;
+    reverse: boolean;
+    cursor: string | null;
+    low?: string;
+    high?: string;
+    step(rest: string, reverse: boolean): string | undefined;
+  },
+): RangePage<T> {
+  const at = opts.cursor === null || opts.cursor === '' ? undefined : readCursor(opts.cursor, opts.list, prefixes);
+  const after = at === undefined ? undefined : at.k.slice(prefixes.find((p) => at.k.startsWith(p))!.length);
+  const { list: _list, limit, cursor: _cursor, ...read } = opts;
+  const { rows, more } = mergeRanges<T>(kv, table, prefixes, { ...read, ...(after === undefined ? {} : { after }) }, limit);
+  const page = at?.p ?? 0;
+  return { rows, page, cursor: more && rows.length > 0 ? rangeCursor(opts.list, rows.at(-1)!.key, page + 1) : null };
+}
+
 /** The cursor of a range page that continues after `key`. */
 function rangeCursor(list: string, key: string, page: number): string {
   const next: RangeCursor = { l: list, k: key, p: page };

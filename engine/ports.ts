@@ -113,6 +113,31 @@ export interface Kv {
    * B-tree work would otherwise hold this thread.
    */
   writeBehind(fn: () => void): Promise<void>;
+  /**
+   * Writes kept in memory over the store, read back by the overlay's own reads (the store's otherwise), and
+   * written with `seal` (storage/overlay.ts): a writer that reads what it wrote works outside any transaction.
+   */
+  overlay(): KvOverlay;
+}
+
+/**
+ * Kv.overlay's writes: its puts and removes are kept, not written, and its reads (point and range) see them over
+ * the store's. Transactions and write-behinds are refused inside it.
+ */
+export interface KvOverlay extends Kv {
+  /**
+   * Writes what was written since the last seal as one atomic unit, in a transaction off the event loop, if the store
+   * then holds what `expect` says ((table, key, value), undefined for no key: checked in that transaction); the
+   * overlay's reads see those writes until the unit is settled, the store's from then on. Resolves once durable:
+   * true, or false when the store did not hold what was expected (nothing was written).
+   */
+  seal(expect?: ReadonlyArray<readonly [Table, string, unknown]>): Promise<boolean>;
+  /** Drops the writes made since the last seal. */
+  discard(): void;
+  /** Sealed units not yet settled. */
+  readonly pending: number;
+  /** Writes made since the last seal. */
+  readonly unsealed: number;
 }
 
 /** Outgoing webhook POSTs (undici in http/clients/webhook.ts). */

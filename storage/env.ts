@@ -9,13 +9,16 @@ import { hexKeyBytes, hexKeys, readHexKey } from './hex-keys.js';
 import { keyInPartition0 } from '../engine/delivery/records.js';
 import { marksPerEvent } from '../engine/match/block-events.js';
 import { walletTradeRows } from '../engine/data-api/nft/index/writer.js';
+import { repeatsTx } from '../engine/data-api/transactions/index/writer.js';
+import { overlay } from './overlay.js';
+import { StoreWriter } from './writer.js';
 
 /**
  * The one LMDB environment of a chainpost data directory. Layout and key
  * formats: storage/README.md. Opened by the server and by the CLI at the same
  * time (LMDB is multi-process); a write by one is seen by the other's next read.
  */
-export const SCHEMA_VERSION = 10;
+export const SCHEMA_VERSION = 11;
 /**
  * The size from which lmdb-js answers a read with a view of its memory map rather than a copy in its read buffer
  * (SHARED_BUFFER_THRESHOLD in its src/lmdb-js.h, 16 MiB): Store.mapped copies below it.
@@ -31,9 +34,10 @@ export const MAPPED_FROM = 0x100_0000;
  * delivery partition, which the migration moves to partition 0 (PARTITIONED_SINCE); 8 kept a partition's marks of
  * a chain's block events in one row, which the migration splits into a row per event (MARKS_PER_EVENT_SINCE); 9
  * kept the NFT trades by contract and token only, to which the migration adds the buyer's and seller's rows
- * (WALLET_TRADES_SINCE).
+ * (WALLET_TRADES_SINCE); 10 kept every transaction of an address's wallet history under `hist/`, whose rows
+ * repeating its `tx/` list the migration drops (HIST_APART_SINCE).
  */
-const MIGRATES = new Set([3, 4, 5, 6, 7, 8, 9]);
+const MIGRATES = new Set([3, 4, 5, 6, 7, 8, 9, 10]);
 /** The first version whose keys of HEX_KEYED_TABLES are in the hex-key encoding. */
 const HEX_KEYS_SINCE = 5;
 /** The first version whose delivery rows are keyed by partition (engine/delivery/records.ts keyInPartition0). */
@@ -42,6 +46,8 @@ const PARTITIONED_SINCE = 8;
 const MARKS_PER_EVENT_SINCE = 9;
 /** The first version whose `nftTrades` list each trade under its buyer and seller too (engine/data-api/nft/index/writer.ts walletTradeRows). */
 const WALLET_TRADES_SINCE = 10;
+/** The first version whose `hist/` rows of addressTxs leave out its `tx/` list (engine/data-api/transactions/index/writer.ts repeatsTx). */
+const HIST_APART_SINCE = 11;
 /** The tables whose keys name a delivery partition since then. */
 const PARTITIONED_TABLES: readonly Table[] = ['history', 'deliveryLogs', 'counts', 'stats'];
 
@@ -74,6 +80,10 @@ export const HEX_KEYED_TABLES: ReadonlySet<Table> = new Set(DATA_API_TABLES.filt
  * other table keep lmdb-js's copy.
  */
 export const IN_PLACE_TABLES: ReadonlySet<Table> = new Set(DATA_API_TABLES.filter(([, t]) => t.inPlace).map(([name]) => name));
+
+/** Each table's number in a write log (storage/write-log.ts, one byte): its place in TABLES. */
+const TABLE_INDEX: ReadonlyMap<Table, number> = new Map(TABLES.map((t, i) => [t, i]));
+if (TABLES.length > 256) throw new Error('a write log numbers tables in one byte: more than 256 tables');
 
 /** One named database per table of TABLES. */
 type DbName = Table;
@@ -264,9 +274,21 @@ function openEnvironment(path: string, migrate: boolean): Store {
         })
         .then(() => {});
     },
+    overlay: () =>
+      overlay({
+        ...store,
+        hexKeyed: (table) => HEX_KEYED_TABLES.has(table),
+        tableIndex: (table) => TABLE_INDEX.get(table)!,
+        write: (log, expect) => (writer ??= new StoreWriter(path, () => root.resetReadTxn())).write(log, expect),
+      }),
     copyTo: (dir, compact) => root.backup(dir, compact),
-    close: () => root.close(),
+    close: async () => {
+      await writer?.close();
+      await root.close();
+    },
   };
+  /** The thread the overlays' units are written in (storage/writer.ts), started at the first. */
+  let writer: StoreWriter | undefined;
   checkSchema(store, migrate);
   return store;
 }
@@ -287,8 +309,9 @@ function needsMigration(store: Store): boolean {
  * store from the first rewritten key on; then the keys of HEX_KEYED_TABLES written as text (before version 5)
  * are rewritten (migrateHexKeys); then the delivery rows written before partitions (before version 8) move to
  * partition 0 (renameKeys); then a partition's marks row of a chain (before version 9) becomes a row per event
- * (splitRows); then each NFT trade (before version 10) gets its buyer's and seller's rows (addRows); then the mark of
- * the migration goes. A migration cut short goes on at the
+ * (splitRows); then each NFT trade (before version 10) gets its buyer's and seller's rows (addRows); then the
+ * wallet history rows repeating an address's `tx/` list (before version 11) go (dropRows); then the mark of the
+ * migration goes. A migration cut short goes on at the
  * next upgrade. `started` hears the version it starts from before the walk; undefined when nothing was to do.
  */
 export function upgradeSchema(store: Store, started: (from: number) => void = () => {}): SchemaUpgrade | undefined {
@@ -308,6 +331,7 @@ export function upgradeSchema(store: Store, started: (from: number) => void = ()
   if (from < MARKS_PER_EVENT_SINCE) rewrittenKeys += splitRows(store, 'matchMarks', (key, value) => marksPerEvent(store, key, value));
   if (from < WALLET_TRADES_SINCE)
     rewrittenKeys += addRows(store, 'nftTrades', 'contract/', (key, value) => walletTradeRows(store, key, value));
+  if (from < HIST_APART_SINCE) rewrittenKeys += dropRows(store, 'addressTxs', 'hist/', (key) => repeatsTx(store, key));
   store.transact(() => store.remove('meta', MIGRATING));
   return { from, rewrittenKeys };
 }
@@ -440,6 +464,32 @@ export function addRows(
       }
     });
     if (seen < batch) return added;
+  }
+}
+
+/**
+ * Removes the rows under `prefix` that `drop` names, `batch` keys per transaction; a run cut short is finished by the
+ * next. Each batch starts at the last key of the previous one (removed or not), skipped if still there. Returns how
+ * many it removed. A key an undo row names (a reorg's takeback) is removed then as a key that is no longer there.
+ */
+export function dropRows(store: Store, table: Table, prefix: string, drop: (key: string) => boolean, batch = 10_000): number {
+  let dropped = 0;
+  let from: string | undefined;
+  for (;;) {
+    let seen = 0;
+    store.transact(() => {
+      const keys = store
+        .keys(table, { start: from ?? prefix, end: `${prefix}\uffff`, limit: batch + (from === undefined ? 0 : 1) })
+        .filter((k) => k !== from);
+      seen = keys.length;
+      if (keys.length > 0) from = keys.at(-1);
+      for (const key of keys) {
+        if (!drop(key)) continue;
+        store.remove(table, key);
+        dropped++;
+      }
+    });
+    if (seen < batch) return dropped;
   }
 }
 

@@ -7,7 +7,7 @@ import { txFlow } from '../bitcoin/tx-flow.js';
 import { transaction, blockFields } from '../data-api/transactions/txs.js';
 import type { DataDeps } from '../data-api/common/deps.js';
 import { hash32 } from '../data-api/common/params.js';
-import { blockNumberOf, recordOf, transferOfSummary, txOrNotFound } from '../data-api/transactions/source.js';
+import { blockNumberOf, indexedRecordOf, transferOfSummary, txOrNotFound } from '../data-api/transactions/source.js';
 import { summarize, type TxSummary } from '../data-api/transactions/index/summary.js';
 import { feeWei, txItem } from '../data-api/transactions/item.js';
 import type { BlockRecord } from '../evm/record.js';
@@ -150,7 +150,7 @@ function evmTxDto(deps: DataDeps, chain: Chain, s: TxSummary, item: ReturnType<t
 
 async function evmBlock(deps: DataDeps, chain: Chain, identifier: string, page: number) {
   const n = numberOf(deps, chain, identifier);
-  const r: BlockRecord | undefined = n === undefined ? undefined : await recordOf(deps, chain.key, n);
+  const r: BlockRecord | undefined = n === undefined ? undefined : await indexedRecordOf(deps, chain.key, n);
   if (r === undefined) throw missingBlock(deps, chain, identifier, n);
   const summaries = summarize(r);
   const { fields, indexes } = paging(summaries.length, page);

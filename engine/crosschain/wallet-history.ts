@@ -7,7 +7,8 @@ import type { Chain } from '../chains/registry.js';
 import { headBounds, type BlockRangeQuery } from '../data-api/common/block-times.js';
 import type { DataDeps } from '../data-api/common/deps.js';
 import { blockNumber, bool, cursor, date, limit } from '../data-api/common/params.js';
-import { addressPrefix, positionOf } from '../data-api/transactions/index/writer.js';
+import { historyPrefixes, nextPosition, positionOf } from '../data-api/transactions/index/writer.js';
+import { mergeRanges } from '../page.js';
 import { feeWei, txItem } from '../data-api/transactions/item.js';
 import { blockHashes, caughtUp, logsOf, summaryAt } from '../data-api/transactions/source.js';
 import { historyItem, metaCache } from '../data-api/transactions/wallet.js';
@@ -86,14 +87,14 @@ function evmList(
     const head = deps.indexer.position(chain.key) ?? -1;
     const bounds = headBounds(deps.kv, chain.key, head, rangeOf(q));
     if (bounds === null) return [];
-    const prefix = addressPrefix('hist', chain.key, wallet);
-    const [low, high] = [prefix + (bounds.low ?? ''), prefix + bounds.high];
-    // A reverse range starts at its start key inclusive: the key it continues after is read again and skipped.
-    const start = after !== undefined && after < high ? after : high;
-    const rows = deps.kv
-      .range<number>('addressTxs', { start, end: low, reverse: true, limit: limit + 1 })
-      .filter((r) => r.key < start && r.key >= low)
-      .slice(0, limit);
+    // Both lists of its history, newest first, from the position `after` names (a key of either: its number/index).
+    const { rows } = mergeRanges<number>(
+      deps.kv,
+      'addressTxs',
+      historyPrefixes(chain.key, wallet),
+      { ...bounds, reverse: true, step: nextPosition, ...(after === undefined ? {} : { after: after.split('/').slice(-2).join('/') }) },
+      limit,
+    );
     const hashOf = blockHashes(deps, chain.key);
     const meta = metaCache(deps, chain.key);
     return Promise.all(

@@ -256,6 +256,9 @@ export class EvmFollower implements ChainFollower {
       const numbers = Array.from({ length: Math.min(COMMIT_BLOCKS, target - first + 1) }, (_, i) => first + i);
       const fetched = await Promise.all(numbers.map((n) => ahead.get(n)!));
       for (const n of numbers) ahead.delete(n);
+      // Listeners that keep pace with a catch-up (the Data API's indexes) come within a batch of it first.
+      const paced = this.events.pace?.(this.chain, first - 1);
+      if (paced !== undefined) await paced;
       // Stopped meanwhile (a shutdown): nothing more is written.
       if (this.stopped) break;
       const moved = await this.step(first, fetched);
@@ -327,6 +330,8 @@ export class EvmFollower implements ChainFollower {
         for (const n of this.unreadable.keys()) if (n <= next.head) this.unreadable.delete(n);
         this.durable = { ...next, tracer: this.state.tracer };
         this.chainStart.note(next.head);
+        // Listeners the catch-up waits for (pace) read what is durable: told of it as it comes, not after the wait.
+        if (this.durable.head - this.woken >= CATCH_UP_BATCH) this.wake();
       }
     });
     const settle = (): void => void this.inFlight.splice(this.inFlight.indexOf(done), 1);

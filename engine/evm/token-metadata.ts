@@ -112,7 +112,8 @@ export class TokenMetadata {
       possibleSpam: looksLikeSpam(name, symbol),
     };
     if (code === '0x') this.keepCodeless(key);
-    else this.kv.put('tokens', key, info);
+    // Committed off the event loop: a catch-up meets hundreds of new contracts, each a commit and its fsync.
+    else await this.kv.transactAsync(() => this.kv.put('tokens', key, info));
     return info;
   }
 

@@ -19,6 +19,12 @@ export interface ChainEvents {
   reorged(chain: string, from: number, to: number): void;
   /** The lowest block whose record a listener has yet to read (pruning stops below it); undefined when none. */
   oldestUnread?(chain: string): number | undefined;
+  /**
+   * Before a follower writes blocks above `head` while it catches up: a promise when a listener wants it to wait
+   * (the Data API's indexes, more than a batch behind: a catch-up is done when they are too, and the follower's
+   * own work running ahead only takes the event loop from theirs); undefined to go on at once.
+   */
+  pace?(chain: string, head: number): Promise<void> | undefined;
 }
 
 export interface FollowerStatus {

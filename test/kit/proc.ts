@@ -1,6 +1,6 @@
 // Shared by the tests and the benches, hence test/kit/ (see its README): the benches import nothing else from test/.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -111,6 +111,42 @@ export function cpuMs(pid: number | undefined): number {
     const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return NaN;
+  }
+}
+
+/**
+ * CPU time (user + system, ms) each thread of a live process has used so far, by thread id, with its name
+ * (/proc/PID/task/TID/comm: Node's main thread and worker threads are "node", libuv's pool "libuv-worker", V8's
+ * helpers "V8 DefaultWorke"); empty where /proc cannot say.
+ */
+export function threadCpuMs(pid: number | undefined): Map<string, { name: string; ms: number }> {
+  const out = new Map<string, { name: string; ms: number }>();
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out;
+  }
+  for (const tid of tids) {
+    try {
+      const name = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'latin1').trim();
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'latin1');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out.set(tid, { name, ms: (Number(fields[11]) + Number(fields[12])) * 10 });
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return out;
+}
+
+/** Bytes a live process has caused to be written to storage so far (/proc/PID/io write_bytes); NaN where /proc cannot say. */
+export function bytesWritten(pid: number | undefined): number {
+  try {
+    const m = /^write_bytes: (\d+)$/m.exec(readFileSync(`/proc/${pid}/io`, 'latin1'));
+    return m === null ? NaN : Number(m[1]);
   } catch {
     return NaN;
   }

@@ -30,7 +30,7 @@ const GOALS: Record<string, string[]> = {
   http: ['ratioVsFastify', 'ratioVsBareUws'],
   dispatch: ['ratioVsRawPost', 'p99Ms', 'bytesPerTimer'],
   fairness: ['silentRatio', 'provenRatio'],
-  ingest: ['catchUpBlocksPerSec', 'httpP99DuringCatchUpMs', 'probeColumnScanBlocksPerSec', 'bytesPerBlockStored'],
+  ingest: ['catchUpBlocksPerSec', 'indexLagBlocks', 'httpP99DuringCatchUpMs', 'probeColumnScanBlocksPerSec', 'bytesPerBlockStored'],
   match: ['probesPerSecPerWorker', 'ratioVsNaive', 'blocksPerSec'],
   e2e: ['ratioP50VsNaive', 'ratioP99VsNaive', 'p50Ms', 'p99Ms', 'lost', 'unmeasured', 'addressesTakeEffectMs'],
   rpc: ['ratioLocalVsNode', 'forwardAddedP50Ms'],

@@ -6,17 +6,26 @@ import { transfersOf, type Transfer } from '../../evm/store.js';
 import { blockKey } from '../../ingest/chain-store.js';
 import type { ChainEvents } from '../../ingest/follow.js';
 import type { Logger } from '../../log.js';
-import type { Entry, Kv, Table } from '../../ports.js';
+import type { Kv, KvOverlay, Table } from '../../ports.js';
 import { IndexedBlocks } from './indexed-blocks.js';
+import { IndexWriter, takeBack, type Undo } from './index-writer.js';
+
+export { IndexWriter } from './index-writer.js';
 
 /**
  * The Data API's indexes of an EVM chain, built just behind the follower's head
  * from the block records it stored (Ponder's ingest → store → build): a batch of
- * blocks per transaction, each index writing its rows through an IndexWriter
+ * blocks per atomic unit, each index writing its rows through an IndexWriter
  * that keeps what every key held before (`indexUndo`), so a reorg takes back
  * exactly what the blocks that left the chain wrote, in every index, stateful
  * ones (balances, owners) included. `indexState` is how far the indexes reached;
  * a read that needs a block waits for it (`reached`).
+ *
+ * The indexes write into the chain's overlay of the store (Kv.overlay), outside any transaction, one index of
+ * one block between two turns of the event loop (a request waits for that much at most), and each batch is
+ * sealed into one unit LMDB's write thread writes and commits; the next batch is built meanwhile, reading
+ * the unit's writes from the overlay. One unit is in flight at a time: a unit built on one whose commit
+ * failed is dropped, never written.
  */
 
 /** A block as the indexes read it: decoded once per batch and shared by every index. */
@@ -65,8 +74,6 @@ export interface IndexState {
 /** The first block the chain's indexes hold; undefined before their first batch. */
 export const indexStart = (kv: Pick<Kv, 'get'>, chain: string): number | undefined => kv.get<IndexState>('indexState', chain)?.start;
 
-/** What a key held before a block wrote it: msgpack bytes, or null for no key. */
-type Undo = Array<[table: Table, key: string, before: Uint8Array | null]>;
 /** `indexUndo` row: the block's hash as indexed, and what its writes replaced. */
 interface UndoRow {
   hash: string;
@@ -93,6 +100,8 @@ export function addedInBlock(kv: Kv, chain: string, number: number, keys: Readon
   kv.put('indexUndo', key, { ...row, undo } satisfies UndoRow);
 }
 
+/** A follower catching up waits while it is more than this many blocks ahead of the indexes (DataIndexer.pace). */
+export const PACE_LEAD = 32;
 /** Keys written by a block are kept this many blocks behind the indexes' position (deeper reorgs are refused, logged). */
 export const UNDO_BLOCKS = 256;
 /** Blocks behind the follower past which the indexes count as catching up (a read then does not wait for them). */
@@ -108,70 +117,52 @@ const BATCH_MAX = 1024;
 /** After a failed batch, the next try waits this long. */
 const RETRY_MS = 2_000;
 
-/**
- * The store as an index writes it: reads pass through, and the first write of each key in a block saves what it
- * held before. Tables an index may write are listed: a write elsewhere is a bug, refused.
- */
-export class IndexWriter {
-  private readonly saved = new Set<string>();
-  constructor(
-    private readonly kv: Kv,
-    /** null: nothing is saved (a block already deeper than UNDO_BLOCKS below the head, as during a backfill). */
-    private readonly undo: Undo | null,
-  ) {}
-
-  get<T>(table: Table, key: string): T | undefined {
-    return this.kv.get<T>(table, key);
-  }
-  has(table: Table, key: string): boolean {
-    return this.kv.has(table, key);
-  }
-  range<T>(table: Table, opts: { start?: string; end?: string; limit?: number; reverse?: boolean }): Array<Entry<T>> {
-    return this.kv.range<T>(table, opts);
-  }
-  count(table: Table, opts: { start: string; end: string; limit?: number }): number {
-    return this.kv.count(table, opts);
-  }
-  put(table: Table, key: string, value: unknown): void {
-    this.save(table, key);
-    this.kv.put(table, key, value);
-  }
-  remove(table: Table, key: string): void {
-    if (!this.kv.has(table, key)) return;
-    this.save(table, key);
-    this.kv.remove(table, key);
-  }
-
-  private save(table: Table, key: string): void {
-    if (this.undo === null) return;
-    const id = `${table}\u0000${key}`;
-    if (this.saved.has(id)) return;
-    this.saved.add(id);
-    const before = this.kv.getRaw(table, key);
-    // A copy: the store hands out a Buffer over its read buffer, and Buffer#slice would share that memory.
-    this.undo.push([table, key, before === undefined ? null : new Uint8Array(before)]);
-  }
-}
-
-/** Puts back what each key held before the block (its undo rows, last first). */
-function takeBack(kv: Kv, undo: Undo): void {
-  for (let i = undo.length - 1; i >= 0; i--) {
-    const [table, key, before] = undo[i]!;
-    if (before === null) kv.remove(table, key);
-    else kv.putRaw(table, key, before);
-  }
-}
-
 export interface DataIndexerOptions {
   batch?: number;
   /** The first block to index on a chain with no `indexState` yet (never below the lowest block stored); default: the lowest block stored. */
   startBlock?(chain: string): number | undefined;
+  /**
+   * The highest block the chain's node announced (−1 or undefined: not known). A block deeper than UNDO_BLOCKS
+   * below it is indexed without an undo row, as one that deep below the stored head is: a catch-up far behind
+   * its node saves a read and a saved key per write, which cost as much as the writes themselves.
+   */
+  nodeHead?(chain: string): number | undefined;
 }
+
+/** A chain's index writes not yet durable: the overlay they are built in, and the unit sealed last until durable. */
+interface Lane {
+  kv: KvOverlay;
+  /** The blocks built into the overlay since the last seal (number and hash), oldest first. */
+  built: Array<{ number: number; hash: string }>;
+  /** The indexes' position those blocks were built on: what the store must hold when their unit is written. */
+  builtOn: IndexState | undefined;
+  /** Units sealed and not settled yet, oldest first. */
+  inFlight: Array<Promise<void>>;
+  /** Why a sealed unit was not written (an error, or `stale`), until the build sees it. */
+  failed: unknown;
+}
+
+/** A unit not written: what it was built on changed meanwhile (a reorg's takeback, a unit before it not written). */
+const stale = Symbol('stale');
+
+/**
+ * What a unit holds at most (blocks, writes), and how many are on their way at once. Larger units cost the disk
+ * less (a B-tree page a unit rewrites is written once however many of its keys change: bench:ingest's catch-up
+ * wrote 27 MB a block in units of two blocks, 9 MB in units of eight) and the event loop nothing more (the store's
+ * writer thread writes them).
+ */
+const UNIT_BLOCKS = 64;
+const UNIT_WRITES = 20_000;
+const UNITS_IN_FLIGHT = 2;
+
+/** One turn of the event loop: requests waiting behind the indexes' work go first. */
+const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 export class DataIndexer {
   /** The indexed blocks pages read, kept across requests; unwind drops a chain's once it took blocks back. */
   readonly blocks = new IndexedBlocks();
   private readonly runs: ChainRuns;
+  private readonly lanes = new Map<string, Lane>();
   private readonly waiters = new Map<string, Array<{ number: number; done: () => void }>>();
   /** readUpTo's last walk per chain: the indexes' head and the stored chain's hash there it was made for. */
   private readonly unread = new Map<string, { seen: string; n: number; hash: string | undefined }>();
@@ -187,16 +178,55 @@ export class DataIndexer {
       (chain) => this.build(chain),
       clock,
       RETRY_MS,
-      (chain, err) => this.log.warn('indexing failed; trying again', { chain, err }),
+      (chain, err) => {
+        this.log.warn('indexing failed; trying again', { chain, err });
+        // A failing build holds no follower back: the streams' webhooks come first.
+        this.failing.add(chain);
+        this.unpace(chain, Infinity);
+      },
     );
   }
 
-  /** The follower's listener: wakes the build once a commit is durable, and holds pruning back to what is not indexed yet. */
-  events(): Pick<ChainEvents, 'committed' | 'oldestUnread'> {
+  /** Followers waiting for the indexes to come within PACE_LEAD blocks of their head (pace), by chain. */
+  private readonly pacers = new Map<string, Array<{ number: number; go: () => void }>>();
+  /** Chains whose last build failed, until a batch is built again. */
+  private readonly failing = new Set<string>();
+
+  /** The follower's listener: wakes the build once a commit is durable, holds pruning back to what is not indexed yet, and paces a catch-up. */
+  events(): Pick<ChainEvents, 'committed' | 'oldestUnread' | 'pace'> {
     return {
       committed: (chain) => this.wake(chain),
       oldestUnread: (chain) => this.readUpTo(chain) + 1,
+      pace: (chain, head) => this.pace(chain, head),
     };
+  }
+
+  /**
+   * A follower about to write blocks above `head`: resolves once the indexes (as built, durable or not) are within
+   * PACE_LEAD blocks of it; undefined when they are already, or are not built (before their first batch, failing,
+   * stopped). A catch-up is done when its blocks are indexed too, and a follower running ahead of them only takes
+   * the event loop from their build: paced, both end together, and the indexes stay within a batch of the head.
+   */
+  pace(chain: string, head: number): Promise<void> | undefined {
+    if (this.stopped || this.failing.has(chain)) return undefined;
+    const at = (this.lanes.get(chain)?.kv ?? this.kv).get<IndexState>('indexState', chain)?.number;
+    if (at === undefined || head - at <= PACE_LEAD) return undefined;
+    return new Promise((go) => {
+      const list = this.pacers.get(chain) ?? [];
+      this.pacers.set(chain, list);
+      list.push({ number: head - PACE_LEAD, go });
+      this.wake(chain);
+    });
+  }
+
+  /** Lets go the followers waiting for the indexes to reach `built` or less. */
+  private unpace(chain: string, built: number): void {
+    const list = this.pacers.get(chain);
+    if (list === undefined) return;
+    const waiting = list.filter((p) => p.number > built);
+    for (const p of list) if (p.number <= built) p.go();
+    if (waiting.length === 0) this.pacers.delete(chain);
+    else this.pacers.set(chain, waiting);
   }
 
   /**
@@ -260,70 +290,166 @@ export class DataIndexer {
     this.runs.wake(chain);
   }
 
-  /** Resolves once no chain is being indexed (tests, shutdown). */
-  settled(): Promise<void> {
-    return this.runs.settled();
+  /** Resolves once no chain is being indexed and what was indexed is settled (tests, shutdown). */
+  async settled(): Promise<void> {
+    await this.runs.settled();
+    for (const lane of this.lanes.values()) while (lane.inFlight.length > 0) await Promise.all(lane.inFlight);
   }
 
   stop(): void {
     this.runs.stop();
+    for (const chain of this.pacers.keys()) this.unpace(chain, Infinity);
   }
 
   private get stopped(): boolean {
     return this.runs.stopped;
   }
 
-  /** Takes back blocks that left the chain, then indexes up to the follower's head, a batch per transaction. */
+  private lane(chain: string): Lane {
+    let lane = this.lanes.get(chain);
+    if (lane === undefined)
+      this.lanes.set(chain, (lane = { kv: this.kv.overlay(), built: [], builtOn: undefined, inFlight: [], failed: undefined }));
+    return lane;
+  }
+
+  /**
+   * Waits until every unit sealed is settled. One not written makes what was built on it void: what was built
+   * since is dropped, and the build starts again from the store's position; an error is thrown.
+   */
+  private async drain(lane: Lane): Promise<void> {
+    while (lane.inFlight.length > 0) await Promise.all(lane.inFlight);
+    if (lane.failed === undefined) return;
+    const failed = lane.failed;
+    lane.failed = undefined;
+    this.dropBuilt(lane);
+    if (failed !== stale) throw failed;
+  }
+
+  /**
+   * Writes what was built since the last seal as one unit, in a transaction that first checks the store still holds
+   * what it was built on (the indexes' position, the blocks' canonical hashes): a unit built on one that was not
+   * written, or over blocks the follower replaced meanwhile, is not written either. Does not wait for it; up to
+   * UNITS_IN_FLIGHT are on their way.
+   */
+  private async seal(chain: string, lane: Lane): Promise<void> {
+    if (lane.failed !== undefined) await this.drain(lane);
+    if (lane.built.length === 0) return;
+    if (lane.inFlight.length >= UNITS_IN_FLIGHT) await lane.inFlight[0];
+    if (lane.failed !== undefined) return this.drain(lane);
+    const expect: Array<readonly [Table, string, unknown]> = [
+      ['indexState', chain, lane.builtOn],
+      ...lane.built.map((b) => ['canon', blockKey(chain, b.number), b.hash] as const),
+    ];
+    lane.built = [];
+    const unit: Promise<void> = lane.kv.seal(expect).then(
+      (wrote) => {
+        if (wrote) this.release(chain);
+        else lane.failed ??= stale;
+      },
+      (err: unknown) => void (lane.failed ??= err ?? new Error('an index unit failed to commit')),
+    );
+    lane.inFlight.push(unit);
+    void unit.then(() => lane.inFlight.splice(lane.inFlight.indexOf(unit), 1));
+  }
+
+  /**
+   * Takes back blocks that left the chain, then indexes up to the follower's head, a batch at a time, sealed
+   * into units as they grow.
+   */
   private async build(chain: string): Promise<void> {
-    for (;;) {
-      if (this.stopped) return;
-      await this.unwind(chain);
-      const blocks = this.nextBatch(chain);
-      if (blocks.length === 0) return;
-      await this.index(chain, blocks);
+    const lane = this.lane(chain);
+    try {
+      for (;;) {
+        if (this.stopped) return;
+        if (lane.failed !== undefined) await this.drain(lane);
+        await this.unwind(chain);
+        const blocks = await this.nextBatch(chain);
+        if (blocks.length === 0) return;
+        if (!(await this.write(chain, blocks))) continue;
+        if (lane.built.length >= UNIT_BLOCKS || lane.kv.unsealed >= UNIT_WRITES) await this.seal(chain, lane);
+      }
+    } finally {
+      await this.seal(chain, lane);
     }
   }
 
   /**
-   * Indexes `blocks` (consecutive, the first right after the indexes' position) in one transaction, after
-   * each index's `prepare`; false when they no longer stand where the follower put them (nothing is written).
-   * The build loop's step, and what bench:data loads its dataset with.
+   * Indexes `blocks` (consecutive, the first right after the indexes' position) as one unit, after each index's
+   * `prepare`, and resolves once it is durable; false when they no longer stand where the follower put them
+   * (nothing is written). What bench:data loads its dataset with.
    */
   async index(chain: string, blocks: readonly IndexedBlock[]): Promise<boolean> {
-    const prepared = await Promise.all(this.indexes.map((index) => index.prepare?.(blocks, this.kv)));
-    const wrote = await this.kv.transactAsync(() => {
-      // The follower may have replaced a block while the batch was prepared: then nothing is written, and the loop starts over.
-      if (blocks.some((b) => this.kv.get<string>('canon', blockKey(chain, b.number)) !== b.hash)) return false;
-      const state = this.kv.get<IndexState>('indexState', chain);
-      if ((state?.number ?? blocks[0]!.number - 1) !== blocks[0]!.number - 1) return false;
-      // How far the chain goes: a backfill's end is far ahead of the stored head while it runs.
-      const chainState = this.kv.get<ChainState>('chainState', chain);
-      const head = Math.max(chainState?.head ?? -1, chainState?.backfill?.to ?? -1);
-      let parent = state === undefined ? null : state.hash;
+    const lane = this.lane(chain);
+    if (!(await this.write(chain, blocks))) return false;
+    await this.seal(chain, lane);
+    while (lane.inFlight.length > 0) await Promise.all(lane.inFlight);
+    const refused = lane.failed === stale;
+    await this.drain(lane);
+    return !refused;
+  }
+
+  /** Whether `blocks` are still the canonical ones at their heights (the follower may replace them at any time). */
+  private canonical(chain: string, blocks: readonly IndexedBlock[]): boolean {
+    return blocks.every((b) => this.kv.get<string>('canon', blockKey(chain, b.number)) === b.hash);
+  }
+
+  /**
+   * Builds `blocks` into the chain's overlay, one index of one block per turn of the event loop; false when they
+   * no longer stand where the follower put them, and then what was built since the last seal is dropped.
+   */
+  private async write(chain: string, blocks: readonly IndexedBlock[]): Promise<boolean> {
+    const lane = this.lane(chain);
+    const kv = lane.kv;
+    const prepared = await Promise.all(this.indexes.map((index) => index.prepare?.(blocks, kv)));
+    const state = kv.get<IndexState>('indexState', chain);
+    // The follower may have replaced a block while the batch was prepared: then nothing is written, and the loop starts over.
+    if (!this.canonical(chain, blocks) || (state?.number ?? blocks[0]!.number - 1) !== blocks[0]!.number - 1) return false;
+    // How far the chain goes: a backfill's end is far ahead of the stored head while it runs, the node's head during a catch-up.
+    const chainState = this.kv.get<ChainState>('chainState', chain);
+    const head = Math.max(chainState?.head ?? -1, chainState?.backfill?.to ?? -1, this.opts.nodeHead?.(chain) ?? -1);
+    if (lane.built.length === 0) lane.builtOn = state;
+    let parent = state === undefined ? null : state.hash;
+    try {
       for (const block of blocks) {
         // Undo rows are kept for the last UNDO_BLOCKS blocks: one for a block already deeper would be dropped unread.
         const undo: Undo | null = block.number > head - UNDO_BLOCKS ? [] : null;
-        const w = new IndexWriter(this.kv, undo);
-        this.indexes.forEach((index, i) => index.apply(w, block, prepared[i]));
-        if (undo !== null) this.kv.put('indexUndo', blockKey(chain, block.number), { hash: block.hash, parent, undo } satisfies UndoRow);
+        const w = new IndexWriter(kv, undo);
+        for (let i = 0; i < this.indexes.length; i++) {
+          this.indexes[i]!.apply(w, block, prepared[i]);
+          await turn();
+        }
+        if (undo !== null) kv.put('indexUndo', blockKey(chain, block.number), { hash: block.hash, parent, undo } satisfies UndoRow);
         parent = block.hash;
-        if (block.number >= UNDO_BLOCKS) this.kv.remove('indexUndo', blockKey(chain, block.number - UNDO_BLOCKS));
+        if (block.number >= UNDO_BLOCKS) kv.remove('indexUndo', blockKey(chain, block.number - UNDO_BLOCKS));
       }
-      const last = blocks.at(-1)!;
-      this.kv.put('indexState', chain, {
-        number: last.number,
-        hash: last.hash,
-        start: state?.start ?? blocks[0]!.number,
-      } satisfies IndexState);
-      return true;
-    });
-    if (wrote) this.release(chain);
-    return wrote;
+    } catch (err) {
+      this.dropBuilt(lane);
+      throw err;
+    }
+    // Replaced while the batch was built (between its turns): nothing of what was built since the last seal is written.
+    if (!this.canonical(chain, blocks)) {
+      this.dropBuilt(lane);
+      return false;
+    }
+    const last = blocks.at(-1)!;
+    kv.put('indexState', chain, { number: last.number, hash: last.hash, start: state?.start ?? blocks[0]!.number } satisfies IndexState);
+    for (const b of blocks) lane.built.push({ number: b.number, hash: b.hash });
+    this.failing.delete(chain);
+    this.unpace(chain, last.number);
+    return true;
   }
 
-  /** Blocks after the indexes' position whose records are stored, up to a batch. */
-  private nextBatch(chain: string): IndexedBlock[] {
-    const at = this.position(chain);
+  private dropBuilt(lane: Lane): void {
+    lane.kv.discard();
+    lane.built = [];
+  }
+
+  /**
+   * Blocks after the indexes' position (as built, durable or not) whose records are stored, up to a batch, each
+   * decoded in a turn of its own (a mainnet record takes a few ms).
+   */
+  private async nextBatch(chain: string): Promise<IndexedBlock[]> {
+    const at = this.lane(chain).kv.get<IndexState>('indexState', chain)?.number;
     const first = at === undefined ? this.firstBlock(chain) : at + 1;
     if (first === undefined) return [];
     const blocks: IndexedBlock[] = [];
@@ -341,8 +467,10 @@ export class DataIndexer {
       }
       bytesRead += bytes.byteLength;
       if (exact === undefined && blocks.length > 0 && bytesRead > BATCH_BYTES) break;
-      const record = decodeRecord(bytes);
-      blocks.push(indexedBlock(chain, number, String(value), record));
+      blocks.push(indexedBlock(chain, number, String(value), decodeRecord(bytes)));
+      // The next record is read after the turn (a read buffer's view does not outlive it); write() checks the blocks
+      // are still canonical.
+      await turn();
     }
     return blocks;
   }
@@ -361,7 +489,13 @@ export class DataIndexer {
 
   /** While the indexes' last block is no longer the canonical one at its height, takes it back. */
   private async unwind(chain: string): Promise<void> {
+    const lane = this.lane(chain);
     for (;;) {
+      const built = lane.kv.get<IndexState>('indexState', chain);
+      if (built === undefined || this.kv.get<string>('canon', blockKey(chain, built.number)) === built.hash) return;
+      // The undo rows are read from the store: what was built and not sealed is dropped, what was sealed made durable.
+      this.dropBuilt(lane);
+      await this.drain(lane);
       const state = this.kv.get<IndexState>('indexState', chain);
       if (state === undefined || this.kv.get<string>('canon', blockKey(chain, state.number)) === state.hash) return;
       await this.kv.transactAsync(() => {
@@ -421,6 +555,11 @@ export function withIndexer(events: ChainEvents, indexer: DataIndexer): ChainEve
     committed(chain) {
       events.committed?.(chain);
       mine.committed?.(chain);
+    },
+    pace(chain, head) {
+      const a = events.pace?.(chain, head);
+      const b = mine.pace?.(chain, head);
+      return a === undefined ? b : b === undefined ? a : Promise.all([a, b]).then(() => {});
     },
     oldestUnread(chain) {
       const a = events.oldestUnread?.(chain);

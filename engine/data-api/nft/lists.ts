@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { blockHashKey } from '../../ingest/chain-store.js';
-import type { ChainState } from '../../evm/follower.js';
 import { nftKeyPosition, transferRefKey, type StoredTransfer, type TransferRef } from '../../evm/store.js';
 import type { Kv } from '../../ports.js';
 import { rangePage } from '../../page.js';
@@ -8,6 +7,7 @@ import { format, indexedUpTo, type NftDeps } from './common.js';
 import { blockPart } from './index/writer.js';
 import { transferItems, type NftTransfersAnswer } from './transfers.js';
 import { blockSpan, spanBounds } from '../common/block-times.js';
+import { blockIndexed, storedHead } from '../common/read-at.js';
 import { bool, blockNumber, blockRange, cursor, evmAddress, hash32, limit, order } from '../common/params.js';
 import { BATCH } from '../../size-limits.js';
 
@@ -100,12 +100,14 @@ export function rangeTransfers(deps: NftDeps, chain: string, q: z.output<typeof 
   return refsPage(deps, chain, `block/${chain}/`, 'nft-transfers', q, rangeOf(deps.kv, chain, q));
 }
 
-/** One block's NFT transfers, by number or hash; a block this server has not stored answers block_exists false. */
-export function blockTransfers(deps: NftDeps, chain: string, q: z.output<typeof blockTransfersQuery>) {
+/**
+ * One block's NFT transfers, by number or hash; a block this server has not stored, or the indexes do not hold
+ * yet (blockIndexed), answers block_exists false.
+ */
+export async function blockTransfers(deps: NftDeps, chain: string, q: z.output<typeof blockTransfersQuery>) {
   const given = q.block_number_or_hash;
   const number = typeof given === 'number' ? given : deps.kv.get<number>('blockHashes', blockHashKey(chain, given));
-  const head = deps.kv.get<ChainState>('chainState', chain)?.head ?? -1;
-  const exists = number !== undefined && number <= head;
+  const exists = number !== undefined && number <= storedHead(deps.kv, chain) && (await blockIndexed(deps, chain, number));
   // A block not stored has no transfers here: an empty range (no key has this prefix).
   const prefix = exists ? `block/${chain}/${blockPart(number)}/` : `block/${chain}/-/`;
   return refsPage(deps, chain, prefix, `block-nft-transfers ${number}`, q, {}, exists);

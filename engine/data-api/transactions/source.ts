@@ -1,4 +1,4 @@
-import { indexedTo } from '../common/read-at.js';
+import { blockIndexed, indexedHead, indexedTo } from '../common/read-at.js';
 import { ApiError } from '../../errors.js';
 import { decodeRecord, normalizeBlock, receiptLogs, type BlockRecord, type Json, type StoredLog } from '../../evm/record.js';
 import { blockHashKey, blockKey } from '../../ingest/chain-store.js';
@@ -69,6 +69,19 @@ export async function txOrNotFound(deps: DataDeps, chain: string, hash: string):
 export function blockNumberOf(deps: Pick<DataDeps, 'kv'>, chain: string, numberOrHash: string): number | undefined {
   if (/^0x[0-9a-fA-F]{64}$/.test(numberOrHash)) return deps.kv.get<number>('blockHashes', blockHashKey(chain, numberOrHash)) ?? undefined;
   return Number(numberOrHash);
+}
+
+/**
+ * A block as a Data API read answers it: its record (recordOf) once every index holds it (blockIndexed);
+ * undefined when the server holds no canonical block there; a 404 while the block is past the indexed head.
+ */
+export async function indexedRecordOf(deps: DataDeps, chain: string, number: number): Promise<BlockRecord | undefined> {
+  if (!(await blockIndexed(deps, chain, number)) && deps.kv.has('canon', blockKey(chain, number)))
+    throw new ApiError(
+      404,
+      `block ${number} of chain ${chain} is not indexed yet: the Data API answers blocks up to ${indexedHead(deps, chain)}`,
+    );
+  return recordOf(deps, chain, number);
 }
 
 /** The canonical block's record: stored, or rebuilt from the node once pruned; undefined when neither has it. */

@@ -2,15 +2,15 @@ import { z } from 'zod';
 import { ApiError } from '../../errors.js';
 import { transfersOf } from '../../evm/store.js';
 import type { BlockRecord } from '../../evm/record.js';
-import { rangePage } from '../../page.js';
+import { mergedRangePage, rangePage } from '../../page.js';
 import type { DataDeps } from '../common/deps.js';
 import { blockRange, cursor, evmAddress, hash32, limit, order } from '../common/params.js';
-import { addressPrefix, positionOf, txPosition } from './index/writer.js';
+import { addressPrefix, historyPrefixes, nextPosition, positionOf, txPosition } from './index/writer.js';
 import { blockSpan, spanBounds } from '../common/block-times.js';
 import { internalItem, internalTxAnswer, txAnswer, txItem, txVerboseAnswer, txWithLogsAnswer } from './item.js';
 import { pageAnswer } from '../common/answer-parts.js';
 import { unixIso as iso } from '../../datetime.js';
-import { blockHashes, blockNumberOf, caughtUp, logsOf, recordOf, summaryAt, txOrNotFound } from './source.js';
+import { blockHashes, blockNumberOf, caughtUp, indexedRecordOf, logsOf, summaryAt, txOrNotFound } from './source.js';
 import { summarize, type TxSummary } from './index/summary.js';
 
 /**
@@ -85,14 +85,18 @@ export async function addressPage(
   await caughtUp(deps, chain);
   const span = blockSpan(deps.kv, chain, q);
   if (span === null) return { page: 0, cursor: null, items: [] };
-  const p = rangePage<number>(deps.kv, 'addressTxs', addressPrefix(list, chain, q.address), {
+  const page = {
     // The query names the list (not the blocks its dates come to: a date past the head moves with each block).
     list: `${list} ${q.order} ${[q.from_block, q.to_block, q.from_date, q.to_date].join(',')}`,
     limit: q.limit,
     reverse: q.order === 'DESC',
     cursor: q.cursor,
     ...spanBounds(span),
-  });
+  };
+  const p =
+    list === 'tx'
+      ? rangePage<number>(deps.kv, 'addressTxs', addressPrefix('tx', chain, q.address), page)
+      : mergedRangePage<number>(deps.kv, 'addressTxs', historyPrefixes(chain, q.address), { ...page, step: nextPosition });
   const hashOf = blockHashes(deps, chain);
   const items = p.rows.map(({ key }) => {
     const { block, index } = positionOf(key);
@@ -125,7 +129,7 @@ export async function internalTxs(deps: DataDeps, chain: string, q: z.output<typ
 
 export async function blockRecord(deps: DataDeps, chain: string, numberOrHash: string): Promise<BlockRecord> {
   const number = blockNumberOf(deps, chain, numberOrHash);
-  const record = number === undefined ? undefined : await recordOf(deps, chain, number);
+  const record = number === undefined ? undefined : await indexedRecordOf(deps, chain, number);
   if (record === undefined) throw new ApiError(404, `block ${numberOrHash} is not a canonical block stored for chain ${chain}`);
   return record;
 }

@@ -1,7 +1,9 @@
 import { rmSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Kv } from '../../../engine/ports.js';
-import { page, rangePage, type Page, type RangePage } from '../../../engine/page.js';
+import { mergedRangePage, page, rangePage, type Page, type RangePage } from '../../../engine/page.js';
+import { n12 } from '../../../engine/data-api/common/block-times.js';
+import { historyPrefixes, nextPosition, txPosition } from '../../../engine/data-api/transactions/index/writer.js';
 import { openStore } from '../../../storage/env.js';
 import { tempDir } from '../../helpers.js';
 
@@ -106,5 +108,69 @@ describe("page with keep (a tenant's streams of one family)", () => {
     const c = counted();
     page<number>(c.kv, 'meta', 't/', { limit: 10, cursor: null, keep: kept });
     expect(c.read()).toBe(100);
+  });
+});
+
+describe('mergedRangePage (the wallet history: an address tx/ and hist/ lists as one)', () => {
+  const A = `0x${'ab'.repeat(20)}`;
+  const [tx, hist] = historyPrefixes('0x1', A);
+  // Positions interleaved between the two lists, runs of either, block ends (index 0 and the largest) included.
+  const places: Array<[list: string, block: number, index: number]> = [
+    [tx, 1, 0],
+    [hist, 1, 3],
+    [hist, 1, 0xff_ffff],
+    [tx, 2, 0],
+    [tx, 2, 1],
+    [tx, 2, 5],
+    [hist, 3, 2],
+    [tx, 4, 0],
+    [hist, 4, 1],
+    [hist, 9, 0],
+    [hist, 9, 7],
+    [tx, 10, 4],
+  ];
+  store.transact(() => {
+    for (const [list, block, index] of places) store.put('addressTxs', list + txPosition(block, index), 1);
+  });
+  const inOrder = places
+    .map(([list, block, index]) => list + txPosition(block, index))
+    .sort((a, b) => {
+      const [x, y] = [a.slice(a.length - 19), b.slice(b.length - 19)];
+      return x < y ? -1 : x > y ? 1 : 0;
+    });
+
+  it('walks both lists once in either order, each page reading at most limit + 1 entries, within block bounds', () => {
+    for (const reverse of [false, true])
+      for (const limit of [1, 2, 3, 5, 20])
+        for (const bounds of [{}, { low: `${n12(2)}/`, high: `${n12(9)}/` }]) {
+          const keys: string[] = [];
+          let cursor: string | null = null;
+          let pages = 0;
+          do {
+            const { kv, read } = counted();
+            const p: RangePage<number> = mergedRangePage<number>(kv, 'addressTxs', [tx, hist], {
+              list: 'history',
+              limit,
+              reverse,
+              cursor,
+              ...bounds,
+              step: nextPosition,
+            });
+            expect(read(), `limit ${limit}`).toBeLessThanOrEqual(limit + 1);
+            expect(p.rows.length).toBeLessThanOrEqual(limit);
+            keys.push(...p.rows.map((r) => r.key));
+            cursor = p.cursor;
+            pages++;
+          } while (cursor !== null && pages < 50);
+          const rest = (k: string) => k.slice(k.length - 19);
+          const want = inOrder.filter((k) => !('low' in bounds) || (rest(k) >= `${n12(2)}/` && rest(k) < `${n12(9)}/`));
+          expect(keys, `reverse ${reverse}, limit ${limit}, ${JSON.stringify(bounds)}`).toEqual(reverse ? [...want].reverse() : want);
+        }
+  });
+
+  it('steps past a position to the next one, and to none past block 0', () => {
+    expect(nextPosition(txPosition(5, 0), true)).toBe(txPosition(4, 0xff_ffff));
+    expect(nextPosition(txPosition(5, 0xff_ffff), false)).toBe(txPosition(6, 0));
+    expect(nextPosition(txPosition(0, 0), true)).toBeUndefined();
   });
 });

@@ -82,29 +82,53 @@ describe('the schema version', () => {
     }
   };
 
-  for (const version of [3, 4, 5, 6, 7, 8, 9]) {
-    it(`refuses a version-${version} store to an open that would not migrate it, naming the command; its migrating writer marks it 10`, async () => {
+  for (const version of [3, 4, 5, 6, 7, 8, 9, 10]) {
+    it(`refuses a version-${version} store to an open that would not migrate it, naming the command; its migrating writer marks it 11`, async () => {
       dir = tempDir();
-      expect(SCHEMA_VERSION).toBe(10);
+      expect(SCHEMA_VERSION).toBe(11);
       expect(await reopen(version)).toMatch(
         new RegExp(
-          `holds schema version ${version}, which this chainpost migrates to version 10 when it starts on it: run \`chainpost serve\``,
+          `holds schema version ${version}, which this chainpost migrates to version 11 when it starts on it: run \`chainpost serve\``,
         ),
       );
       const s = openStore(dir, { migrate: true });
       expect(s.get('meta', 'schemaVersion')).toBe(version);
       upgradeSchema(s);
-      expect(s.get('meta', 'schemaVersion')).toBe(10);
+      expect(s.get('meta', 'schemaVersion')).toBe(11);
       expect(s.get('meta', 'migratingFrom')).toBeUndefined();
       await s.close();
-      expect(await reopen(10)).toBe(10);
+      expect(await reopen(11)).toBe(11);
     });
   }
 
-  for (const version of [2, 11]) {
+  for (const version of [2, 12]) {
     it(`refuses version ${version}, naming it`, async () => {
       dir = tempDir();
-      expect(await reopen(version)).toMatch(new RegExp(`holds schema version ${version}; this chainpost reads version 10`));
+      expect(await reopen(version)).toMatch(new RegExp(`holds schema version ${version}; this chainpost reads version 11`));
     });
   }
+});
+
+describe('the hex strings written into the encoder', () => {
+  it('are the bytes the extension path writes, for every length, case and stray character', async () => {
+    const { packByExtData } = await import('../../../storage/codec.js');
+    const digits = '0123456789abcdef';
+    let seed = 7;
+    const rand = (n: number): number => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    const values: unknown[] = [];
+    for (let len = 0; len < 600; len++) {
+      const hex = Array.from({ length: len }, () => digits[rand(16)]).join('');
+      values.push(`0x${hex}`, hex, `0X${hex}`, `0x${hex.toUpperCase()}`);
+      // A stray character anywhere: text, whatever came before it.
+      if (len > 0) {
+        const at = rand(len);
+        values.push(`0x${hex.slice(0, at)}${'gG/ é'[rand(5)]}${hex.slice(at + 1)}`);
+      }
+    }
+    values.push(`0x${'a'.repeat(2 * 0x10000)}`, `0x${'b'.repeat(2 * 0x10000 + 1)}`, { nested: [values.slice(0, 50)], n: 2 ** 60 });
+    for (const v of values) expect(Buffer.from(pack(v))).toEqual(Buffer.from(packByExtData(v)));
+  });
 });

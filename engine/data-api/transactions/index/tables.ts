@@ -26,7 +26,8 @@ export const transactionTables = {
       },
       {
         key: '`hist/chain/address/number/index`',
-        value: '`1`: those, and the transactions that moved its tokens or NFTs or hold its approvals (GET /wallets/:address/history)',
+        value:
+          '`1`: a transaction that moved its tokens or NFTs or holds its approvals and is not in its `tx/` list (GET /wallets/:address/history reads both lists; before schema 11 every transaction of the history, the migration drops those of `tx/`)',
       },
     ],
   },

@@ -1,4 +1,5 @@
 import { pos, posAt, type Transfer } from '../../../evm/store.js';
+import type { Kv } from '../../../ports.js';
 import type { DataIndex, IndexedBlock, IndexWriter } from '../../common/indexer.js';
 import { nativeParties, summarize, summaryRow } from './summary.js';
 
@@ -8,7 +9,8 @@ import { nativeParties, summarize, summaryRow } from './summary.js';
  *               s/chain/number(12 hex)/index(6 hex)    SummaryRow (a TxSummary as a tuple): what its item shows, kept past pruning
  *               b/chain/number(12 hex)                 the block's timestamp (dates → blocks)
  *   addressTxs  tx/chain/address/number/index          a transaction the address sent, received, created or took part in by an internal call
- *               hist/chain/address/number/index        those, and the ones that moved its tokens or NFTs or approved for it (wallet history)
+ *               hist/chain/address/number/index        one of its history not in its tx/ list: it moved the address's tokens or NFTs or
+ *                                                      approved for it (the wallet history is both lists, by position: historyPrefixes)
  *   activity    address/chain                          Activity: first and last transaction, counters
  * Every write goes through the IndexWriter, so a reorg takes it back.
  */
@@ -44,6 +46,29 @@ export const summaryKey = (chain: string, block: number, index: number): string 
 /** The key prefix of an address's list: `tx` (native) or `hist` (wallet history). */
 export const addressPrefix = (list: 'tx' | 'hist', chain: string, address: string): string => `${list}/${chain}/${address.toLowerCase()}/`;
 export const activityKey = (address: string, chain: string): string => `${chain}/${address.toLowerCase()}`;
+
+/**
+ * An address's wallet history: its `tx/` list and its `hist/` rows (the rest of its history), read as one list by
+ * position. Since schema version 11 no transaction is in both: a native party's `hist/` row would repeat its `tx/`
+ * one (a sixth of a mainnet block's index rows).
+ */
+export const historyPrefixes = (chain: string, address: string): [string, string] => [
+  addressPrefix('tx', chain, address),
+  addressPrefix('hist', chain, address),
+];
+
+/** The position just past `at` (a txPosition) in the list's order, for mergeRanges; undefined past either end. */
+export function nextPosition(at: string, reverse: boolean): string | undefined {
+  const { blockNumber: block, logIndex: index } = posAt(at);
+  if (reverse) return index > 0 ? txPosition(block, index - 1) : block > 0 ? txPosition(block - 1, MAX_INDEX) : undefined;
+  return index < MAX_INDEX ? txPosition(block, index + 1) : txPosition(block + 1, 0);
+}
+/** The largest index a position's six hex digits hold. */
+const MAX_INDEX = 0xff_ffff;
+
+/** Whether an `addressTxs` row is a `hist/` row repeating its address's `tx/` row (as before schema version 11): the upgrade drops it. */
+export const repeatsTx = (kv: Pick<Kv, 'has'>, key: string): boolean =>
+  key.startsWith('hist/') && kv.has('addressTxs', `tx/${key.slice('hist/'.length)}`);
 
 /** The block and index of an `addressTxs` key (its last two segments, txPosition's). */
 export function positionOf(key: string): { block: number; index: number } {
@@ -108,8 +133,9 @@ function applyBlock(w: IndexWriter, block: IndexedBlock): void {
         activity.touch(a, moment, t.kind === 'erc20' ? 'erc20' : 'nft');
       }
     }
-    const history = new Set([...native, ...tokenParties, ...s.approvals.map((x) => x.owner)]);
-    for (const a of history) w.put('addressTxs', `${addressPrefix('hist', chain, a)}${at}`, 1);
+    // The rest of the history: its native parties have it in their `tx/` list.
+    for (const a of new Set([...tokenParties, ...s.approvals.map((x) => x.owner)]))
+      if (!native.has(a)) w.put('addressTxs', `${addressPrefix('hist', chain, a)}${at}`, 1);
   });
   activity.write(w, chain);
 }

@@ -3,7 +3,15 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ServiceClock } from '../../../../../engine/clock.js';
 import { indexedBlockAt } from '../../../../../engine/data-api/common/block-times.js';
 import { pageBlocks } from '../../../../../engine/data-api/common/pages.js';
-import { DataIndexer, UNDO_BLOCKS, withIndexer, type DataIndex, type IndexState } from '../../../../../engine/data-api/common/indexer.js';
+import {
+  DataIndexer,
+  PACE_LEAD,
+  UNDO_BLOCKS,
+  withIndexer,
+  type DataIndex,
+  type IndexState,
+} from '../../../../../engine/data-api/common/indexer.js';
+import { indexedTo } from '../../../../../engine/data-api/common/read-at.js';
 import { decodeRecord, type BlockRecord } from '../../../../../engine/evm/record.js';
 import { removeBlock, writeBlock } from '../../../../../engine/evm/store.js';
 import { blockKey } from '../../../../../engine/ingest/chain-store.js';
@@ -69,7 +77,7 @@ let branches: Map<number, number>;
 
 const frozen = { elapsedMs: () => 0, wake: () => () => {} };
 
-function newIndexer(startBlock?: number): DataIndexer {
+function newIndexer(startBlock?: number, nodeHead?: number): DataIndexer {
   return new DataIndexer(
     kv,
     [senders],
@@ -79,7 +87,10 @@ function newIndexer(startBlock?: number): DataIndexer {
       () => clock.now(),
       'info',
     ),
-    startBlock === undefined ? {} : { startBlock: () => startBlock },
+    {
+      ...(startBlock === undefined ? {} : { startBlock: () => startBlock }),
+      ...(nodeHead === undefined ? {} : { nodeHead: () => nodeHead }),
+    },
   );
 }
 
@@ -242,6 +253,22 @@ describe('DataIndexer', () => {
     expect(state()?.number).toBe(fork);
   });
 
+  it("keeps no undo row for a block deeper than UNDO_BLOCKS below its node's head (a catch-up), and one for each block above", async () => {
+    const top = UNDO_BLOCKS + 40;
+    const nodeHead = top + 100;
+    store(0, top, 0);
+    indexer = newIndexer(undefined, nodeHead);
+    await build();
+    expect(indexed()).toEqual(recomputed(0, top));
+    const undone = Array.from({ length: top + 1 }, (_, n) => n).filter((n) => kv.has('indexUndo', blockKey(CHAIN, n)));
+    expect(undone).toEqual(Array.from({ length: top - (nodeHead - UNDO_BLOCKS) }, (_, i) => nodeHead - UNDO_BLOCKS + 1 + i));
+    // A reorg within the undo window of the node's head is taken back as before.
+    store(top - 5, top + 1, 1);
+    await build();
+    expect(state()).toEqual({ number: top + 1, hash: hash(1, top + 1), start: 0 });
+    expect(indexed()).toEqual(recomputed(0, top + 1));
+  });
+
   it('counts as read for pruning only what it holds that is still canonical: blocks a reorg put in place of indexed ones wait for the build', async () => {
     store(0, 20, 0);
     indexer = newIndexer();
@@ -306,6 +333,122 @@ describe('DataIndexer', () => {
     expect(settledNever).toBeUndefined();
     await clock.advance(1);
     expect(await never).toBe(false);
+  });
+
+  it('keeps a catch-up within PACE_LEAD blocks of what it built, lets it go on as it builds, and holds nothing while its build fails', async () => {
+    store(0, 10, 0);
+    indexer = newIndexer();
+    await build();
+    const events = withIndexer({ seen() {}, confirmed() {}, reorged() {} }, indexer);
+    // The follower stored up to 100 and is about to write above it: too far ahead of block 10.
+    store(11, 100, 0);
+    expect(events.pace!(CHAIN, 10 + PACE_LEAD)).toBeUndefined();
+    let went = false;
+    const paced = events.pace!(CHAIN, 100);
+    expect(paced).toBeInstanceOf(Promise);
+    void paced!.then(() => (went = true));
+    // pace wakes the build: it goes on once the build reaches 100 − PACE_LEAD.
+    await indexer.settled();
+    await paced;
+    expect(went).toBe(true);
+    expect(state()?.number).toBe(100);
+    // A build that fails holds no follower back: the streams' webhooks come first.
+    indexer.stop();
+    await indexer.settled();
+    let fail = true;
+    const failing: DataIndex = {
+      name: 'failing',
+      apply() {
+        if (fail) throw new Error('a node read failed');
+      },
+    };
+    indexer = new DataIndexer(
+      kv,
+      [senders, failing],
+      clock,
+      jsonLogger(
+        (l) => void lines.push(l),
+        () => clock.now(),
+        'info',
+      ),
+    );
+    store(101, 200, 0);
+    const held = withIndexer({ seen() {}, confirmed() {}, reorged() {} }, indexer).pace!(CHAIN, 200);
+    expect(held).toBeInstanceOf(Promise);
+    await held;
+    expect(state()?.number).toBe(100);
+    expect(indexer.pace(CHAIN, 200)).toBeUndefined();
+    // Built again: paced again.
+    fail = false;
+    await clock.advance(5_000);
+    await indexer.settled();
+    expect(state()?.number).toBe(200);
+    store(201, 300, 0);
+    expect(indexer.pace(CHAIN, 300)).toBeInstanceOf(Promise);
+  });
+
+  it('builds between turns of the event loop, and drops what it built when the follower replaces the blocks meanwhile', async () => {
+    store(0, 20, 0);
+    indexer = newIndexer();
+    await build();
+    store(21, 31, 0);
+    let replaced = false;
+    // The follower's reorg lands between two turns of the build, while block 30 is being indexed.
+    const reorg: DataIndex = {
+      name: 'reorg',
+      apply(_w, b) {
+        if (b.number !== 30 || replaced) return;
+        replaced = true;
+        setImmediate(() => store(28, 31, 1));
+      },
+    };
+    indexer.stop();
+    await indexer.settled();
+    indexer = new DataIndexer(
+      kv,
+      [reorg, senders],
+      clock,
+      jsonLogger(
+        (l) => void lines.push(l),
+        () => clock.now(),
+        'info',
+      ),
+    );
+    await build();
+    expect(replaced).toBe(true);
+    expect(state()).toEqual({ number: 31, hash: hash(1, 31), start: 0 });
+    expect(indexed()).toEqual(recomputed(0, 31));
+  });
+
+  it('makes reads wait for the block just stored, but not while the follower catches up with its node', async () => {
+    store(0, 40, 0);
+    indexer = newIndexer();
+    await build();
+    store(41, 50, 0);
+    kv.transact(() => kv.put('chainState', CHAIN, { head: 50, confirmed: 50, pruned: -1 }));
+    // Stopped: it stays at block 40 (a read would wake it otherwise).
+    indexer.stop();
+    const status = (nodeHead: number) => ({
+      chain: CHAIN,
+      head: 50,
+      confirmed: 50,
+      nodeHead,
+      oldest: 0,
+      upstream: 'ok' as const,
+      upstreamErrors: 0,
+    });
+    // Caught up with its node: the read waits (here until the clock passes its bound).
+    const waiting = indexedTo({ kv, indexer, follower: () => status(50) }, CHAIN);
+    let answered = false;
+    void waiting.then(() => (answered = true));
+    await new Promise((r) => setImmediate(r));
+    expect(answered).toBe(false);
+    await clock.advance(2_000);
+    expect(await waiting).toEqual({ reached: false, position: 40 });
+    // Catching up (its node 500 blocks ahead): answered at once from what the indexes hold.
+    const now = indexedTo({ kv, indexer, follower: () => status(550) }, CHAIN);
+    await new Promise((r) => setImmediate(r));
+    expect(await Promise.race([now, Promise.resolve('waiting')])).toEqual({ reached: false, position: 40 });
   });
 
   it('holds pruning back to the first block it has not read', async () => {

@@ -14,7 +14,7 @@ import {
 } from '../../../../../../engine/data-api/erc20/transfers.js';
 import { DataIndexer, IndexWriter, indexedBlock, type IndexState } from '../../../../../../engine/data-api/common/indexer.js';
 import { dataIndexes } from '../../../../../../engine/data-api/indexes.js';
-import { summaryKey } from '../../../../../../engine/data-api/transactions/index/writer.js';
+import { repeatsTx, summaryKey } from '../../../../../../engine/data-api/transactions/index/writer.js';
 import { historyQuery, walletHistory } from '../../../../../../engine/data-api/transactions/wallet.js';
 import type { ChainReads } from '../../../../../../engine/evm/chain-reads.js';
 import { normalizeBlock } from '../../../../../../engine/evm/record.js';
@@ -303,6 +303,12 @@ describe('ERC-20 transfers as their log rows, over the mainnet fixture blocks', 
         .slice(0, 100)
         .map((s) => [s.hash, { from: s.from, to: s.to, value: s.value }]),
     );
+  });
+
+  it("keeps a wallet history row only for a transaction not in its address's tx/ list (the history reads both)", () => {
+    const rows = store.keys('addressTxs', { start: 'hist/', end: 'hist/\uffff' });
+    expect(rows.length).toBeGreaterThan(0);
+    expect(rows.filter((k) => repeatsTx(store, k))).toEqual([]);
   });
 
   it("holds no byte array in any value of the tables whose ranges are decoded in place; a range's values stay as read", () => {
