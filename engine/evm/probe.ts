@@ -12,7 +12,7 @@ import type { BlockRecord } from './record.js';
  *   addressCount × 8-byte lanes     | topicCount × 8-byte lanes
  *
  * ref = kind << 24 | index (the transaction, log or internal-call ordinal in the block). The lanes are each key's
- * two hash lanes (engine/match/key-set.ts, keyLanes), computed once here so that matching reads them instead of
+ * two hash lanes (engine/match/key-set.ts, writeKeyLanes), computed once here so that matching reads them instead of
  * hashing every key of every block it matches. Version 1 (before the lanes; columns written before them stay as they
  * are) is read too: its keys are hashed when matched.
  */

@@ -6,14 +6,14 @@
  * Addresses and topics are hash outputs, so their own words index the filter
  * (no hash function call): every word mixed into two 32-bit lanes with a
  * multiply, so that vanity addresses sharing a prefix do not pile into one block
- * (keyLanes: no seed, so that a probe column can carry them, written once per
- * block), then the set's seed mixed into the lanes. A split-block bloom filter
+ * (lanes(): no seed, so that a probe column can carry them, written once per
+ * block: writeKeyLanes), then the set's seed mixed into the lanes. A split-block bloom filter
  * (8 × 32-bit words per 32-byte block, one bit set per word; 16 bits per key)
  * answers most probes; only its positives look in the exact open-addressing table.
  */
 const SALT = new Uint32Array([0x47b6137b, 0x44974d91, 0x8824ad5b, 0xa2b7289d, 0x705495c7, 0x2df1424b, 0x9efc4947, 0x5c6bfb31]);
 
-/** The second lane of the last keyLanes() call (a module field: the probe loops allocate nothing). */
+/** The second lane of the last lanes() call (a module field: the probe loops allocate nothing). */
 let lane2 = 0;
 
 /**
@@ -22,7 +22,7 @@ let lane2 = 0;
  * key instead of hashing it. Answers the first lane; the second is in lane2.
  */
 function lanes(dv: DataView, at: number, words: number): number {
-  // Every key has five words or more: those five written out (about a third faster than the loop alone).
+  // Every key has five words or more: those five written out, the rest (a 32-byte key's three) in the loop.
   const w0 = dv.getUint32(at, true);
   const w1 = dv.getUint32(at + 4, true);
   const w2 = dv.getUint32(at + 8, true);
