@@ -22,7 +22,7 @@ import { compileFilterSet, EvmFilterSet } from '../engine/evm/filter.js';
 import { buildProbe, readProbe } from '../engine/evm/probe.js';
 import { normalizeBlock } from '../engine/evm/record.js';
 import { addRef } from '../engine/match/filter-set.js';
-import { fillKeySet } from '../engine/match/key-set.js';
+import { fillKeySet, writeKeyLanes } from '../engine/match/key-set.js';
 import { ADDRESSES_PER_CALL } from '../engine/streams/schemas.js';
 import { FIXTURE_BLOCKS, bundle } from '../test/kit/fixtures.js';
 import { startProcess, type Started } from '../test/kit/proc.js';
@@ -104,7 +104,8 @@ function probeChild(n: number, streams: number): void {
   const topics = compileFilterSet(1, []).sets[1]!;
   const set = new EvmFilterSet({ version: 1, family: 'evm', sets: [addresses, topics], every: [] });
   // Distinct: 2,048 replicas of the columns (as bench:match replays), each address no stream watches replaced by
-  // random bytes, so that nearly every probe is a key never probed before (the watched ones stay: the same hits).
+  // random bytes (and its lanes rewritten), so that nearly every probe is a key never probed before (the watched ones
+  // stay: the same hits).
   const watchedHex = new Set(reals.map((k) => Buffer.from(k).toString('hex')));
   const rand = (): number => (Math.random() * 2 ** 32) >>> 0;
   const distinct = Array.from({ length: 2_048 }, (_, j) => {
@@ -115,61 +116,71 @@ function probeChild(n: number, streams: number): void {
       const at = v.addressesAt + a * 20;
       if (watchedHex.has(Buffer.from(p.subarray(at, at + 20)).toString('hex'))) continue;
       for (let w = 0; w < 5; w++) dv.setUint32(at + w * 4, rand());
+      writeKeyLanes(dv, at, 20, dv, v.lanesAt + a * 8);
     }
     return p;
   });
+  // The same columns as version 1 wrote them (no lanes): matching hashes each key itself.
+  const distinctV1 = distinct.map((p) => {
+    const v1 = Uint8Array.prototype.slice.call(p, 0, readProbe(p).lanesAt);
+    v1[0] = 1;
+    return v1;
+  });
   const probesOf = (ps: Uint8Array[]): number => ps.reduce((n, p) => n + readProbe(p).addressCount + readProbe(p).topicCount, 0);
-  /** Probes per second of one thread over `ps` for 3 s after 0.5 s of warm-up, and the share of probes that hit. */
-  const rate = (ps: Uint8Array[]): { perSec: number; hitShare: number } => {
+  /** The walk before the column pass (KeySet.find a key at a time): the before of the same run. */
+  const perKey = (p: Uint8Array): Map<number, number[]> => {
+    const v = readProbe(p);
+    const dv = new DataView(p.buffer, p.byteOffset, p.byteLength);
+    const out = new Map<number, number[]>();
+    for (const [keys, at, refsAt, count, width] of [
+      [set.addresses, v.addressesAt, v.addressRefsAt, v.addressCount, 20],
+      [set.topics, v.topicsAt, v.topicRefsAt, v.topicCount, 32],
+    ] as const) {
+      if (keys.size === 0) continue;
+      for (let i = 0; i < count; i++) {
+        const hit = keys.find(dv, at + i * width);
+        if (hit !== 0) addRef(out, keys.postings, hit, dv.getUint32(refsAt + i * 4, true));
+      }
+    }
+    return out;
+  };
+  /**
+   * Probes per second of one thread over `ps` for 3 s after 0.5 s of warm-up, the same per second of the process's CPU
+   * time (what a run on a loaded machine still says), and the share of probes that hit.
+   */
+  const rate = (
+    ps: Uint8Array[],
+    match: (p: Uint8Array) => Map<number, number[]>,
+  ): { perSec: number; perCpuSec: number; hitShare: number } => {
     const perPass = probesOf(ps);
     const pass = (): number => {
       let hits = 0;
-      for (const p of ps) for (const refs of set.match(p).values()) hits += refs.length;
+      for (const p of ps) for (const refs of match(p).values()) hits += refs.length;
       return hits;
     };
     for (const warm = performance.now(); performance.now() - warm < 500; ) pass();
     let probed = 0;
     let hits = 0;
     const from = performance.now();
+    const cpu = process.cpuUsage();
     while (performance.now() - from < 3_000) {
       hits += pass();
       probed += perPass;
     }
-    return { perSec: Math.round(probed / ((performance.now() - from) / 1000)), hitShare: round(hits / probed, 4) };
+    const { user, system } = process.cpuUsage(cpu);
+    return {
+      perSec: Math.round(probed / ((performance.now() - from) / 1000)),
+      perCpuSec: Math.round(probed / ((user + system) / 1e6)),
+      hitShare: round(hits / probed, 4),
+    };
   };
-  const hot = rate(probes);
-  const cold = rate(distinct);
-  // The two-pass loop (KeySet.passBloom, then find for what it lets through) over the distinct columns: the same hits.
-  const keys = set.addresses;
-  const h = new Int32Array(2 * 65_536);
-  const passed = new Uint32Array(65_536);
-  const twoPass = (ps: Uint8Array[]): number => {
-    let hits = 0;
-    for (const p of ps) {
-      const v = readProbe(p);
-      const dv = new DataView(p.buffer, p.byteOffset, p.byteLength);
-      const out = new Map<number, number[]>();
-      const n = keys.passBloom(dv, v.addressesAt, 20, v.addressCount, h, passed);
-      for (let k = 0; k < n; k++) {
-        const i = passed[k]!;
-        const hit = keys.find(dv, v.addressesAt + i * 20);
-        if (hit !== 0) addRef(out, keys.postings, hit, dv.getUint32(v.addressRefsAt + i * 4, true));
-      }
-      for (const refs of out.values()) hits += refs.length;
-    }
-    return hits;
-  };
-  const perPassDistinct = probesOf(distinct);
-  for (const warm = performance.now(); performance.now() - warm < 500; ) twoPass(distinct);
-  let twoPassProbed = 0;
-  let twoPassHits = 0;
-  const twoPassFrom = performance.now();
-  while (performance.now() - twoPassFrom < 3_000) {
-    twoPassHits += twoPass(distinct);
-    twoPassProbed += perPassDistinct;
-  }
-  const twoPassPerSec = Math.round(twoPassProbed / ((performance.now() - twoPassFrom) / 1000));
-  if (round(twoPassHits / twoPassProbed, 4) !== cold.hitShare) throw new Error('the two-pass loop found other hits than FilterSet.match');
+  const match = (p: Uint8Array): Map<number, number[]> => set.match(p);
+  const hot = rate(probes, match);
+  const cold = rate(distinct, match);
+  const twoPass = rate(distinctV1, match);
+  const before = rate(distinct, perKey);
+  if (twoPass.hitShare !== cold.hitShare || before.hitShare !== cold.hitShare)
+    throw new Error('matching version 1 columns, or a key at a time, found other hits than FilterSet.match');
   const status = readFileSync('/proc/self/status', 'utf8');
   const kb = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) * 1024;
   console.log(
@@ -179,7 +190,11 @@ function probeChild(n: number, streams: number): void {
       probesPerSec: cold.perSec,
       hitShare: cold.hitShare,
       probesPerSecRepeated: hot.perSec,
-      probesPerSecTwoPass: twoPassPerSec,
+      probesPerSecTwoPass: twoPass.perSec,
+      probesPerSecPerKey: before.perSec,
+      probesPerCpuSec: cold.perCpuSec,
+      probesPerCpuSecTwoPass: twoPass.perCpuSec,
+      probesPerCpuSecPerKey: before.perCpuSec,
       tableBytes: set.addresses.bytes,
       rssAnon: kb('RssAnon'),
       peakRss: kb('VmHWM'),
@@ -194,6 +209,10 @@ interface CurvePoint {
   hitShare?: number;
   probesPerSecRepeated?: number;
   probesPerSecTwoPass?: number;
+  probesPerSecPerKey?: number;
+  probesPerCpuSec?: number;
+  probesPerCpuSecTwoPass?: number;
+  probesPerCpuSecPerKey?: number;
   tableBytes?: number;
   rssAnon?: number;
   peakRss?: number;
@@ -388,6 +407,10 @@ async function main(): Promise<void> {
     probesPerSecCurve: Object.fromEntries(curve.map((c) => [label(c.n), c.probesPerSec ?? NaN])),
     probesPerSecRepeatedCurve: Object.fromEntries(curve.map((c) => [label(c.n), c.probesPerSecRepeated ?? NaN])),
     probesPerSecTwoPassCurve: Object.fromEntries(curve.map((c) => [label(c.n), c.probesPerSecTwoPass ?? NaN])),
+    probesPerSecPerKeyCurve: Object.fromEntries(curve.map((c) => [label(c.n), c.probesPerSecPerKey ?? NaN])),
+    probesPerCpuSecCurve: Object.fromEntries(curve.map((c) => [label(c.n), c.probesPerCpuSec ?? NaN])),
+    probesPerCpuSecTwoPassCurve: Object.fromEntries(curve.map((c) => [label(c.n), c.probesPerCpuSecTwoPass ?? NaN])),
+    probesPerCpuSecPerKeyCurve: Object.fromEntries(curve.map((c) => [label(c.n), c.probesPerCpuSecPerKey ?? NaN])),
     keySetBytesPerAddressCurve: Object.fromEntries(
       curve.map((c) => [label(c.n), c.tableBytes === undefined ? NaN : round(c.tableBytes / c.n, 1)]),
     ),
@@ -439,7 +462,7 @@ async function main(): Promise<void> {
       `${availableParallelism()} cores. ${watched.toLocaleString('en-US')} addresses over ${STREAMS.toLocaleString('en-US')} streams (${perStream.toLocaleString('en-US')} each, tenants of 1,000 streams) written by the store layer as the streams service writes them (test/kit/startup-store.ts: a streams record, a streamAddresses row per address), in write transactions of about 200,000 rows; storeBytesPerAddress = the streamAddresses table's B-tree pages / addresses.`,
       `The server binary is then spawned on that store with CHAINPOST_MAX_ADDRESSES = ${(perStream + ADD).toLocaleString('en-US')}, following a real anvil; ${DOWN_BLOCKS} transfers to watched addresses were mined while it was down and ${UP_BLOCKS} right after its first answer (missedBlocks: those not delivered to the stream watching the address). bytesPerAddress = the server process's RssAnon (/proc: every thread, the pool's shared filter sets included; no file-backed page of the store) when matching resumed / watched addresses; baselineRssAnonMb the same server on the empty store.`,
       `addMillionTakesEffectMs: ${ADD.toLocaleString('en-US')} new addresses added to one live stream through POST /streams/evm/{id}/address in calls of ${ADDRESSES_PER_CALL.toLocaleString('en-US')}, then a transfer to the last of them mined at once: the last call's answer → that block's webhook at the receiver (today a change takes effect from the next block matched, which waits for the chain's whole filter set to compile again: addMillionCompileMs); deliveryBaselineMs: mined → webhook for an address watched all along, just before.`,
-      "probesPerSecCurve (probesPerSecPerWorker: its largest size): one thread, today's FilterSet.match (EVM) over 2,048 replicas of the 8 fixture probe columns held in memory (3.7 M probes a pass), each address no stream watches replaced by random bytes, so that nearly every probe is a key not probed before and the bloom filter's blocks come from memory, not cache; 3 s after 0.5 s of warm-up, each size in a child process of its own (one that fails is reported as not reached). probesPerSecRepeatedCurve: the same over the 8 columns as they are, repeated (bench:match replays them so): their 14,500 probes' blocks stay in cache whatever the set's size, which no chain does. 300 of the watched keys are real addresses of the fixtures (the same hits in both: hit share in the output), the rest scale addresses; the key set is filled from bytes (fillKeySet), not by today's compile (objects per key), whose time and memory the server run measures. keySetBytesPerAddressCurve: the key set's own arrays (bloom, table, postings) / keys.",
+      "probesPerSecCurve (probesPerSecPerWorker: its largest size): one thread, today's FilterSet.match (EVM) over 2,048 replicas of the 8 fixture probe columns held in memory (3.7 M probes a pass), each address no stream watches replaced by random bytes, so that nearly every probe is a key not probed before and the bloom filter's blocks come from memory, not cache; 3 s after 0.5 s of warm-up, each size in a child process of its own (one that fails is reported as not reached). probesPerSecRepeatedCurve: the same over the 8 columns as they are, repeated (bench:match replays them so): their 14,500 probes' blocks stay in cache whatever the set's size, which no chain does. 300 of the watched keys are real addresses of the fixtures (the same hits in both: hit share in the output), the rest scale addresses; the key set is filled from bytes (fillKeySet), not by today's compile (objects per key), whose time and memory the server run measures. probesPerSecTwoPassCurve: the same distinct columns as version 1 wrote them (no hash lanes: matching hashes each key in its first pass); probesPerSecPerKeyCurve: the walk before the column pass (KeySet.find a key at a time) over the version 2 columns; probesPerCpuSec*Curve: the same three per second of the child's CPU time (user + system), what a run on a loaded machine still compares. keySetBytesPerAddressCurve: the key set's own arrays (bloom, table, postings) / keys.",
       ...notReached,
     ],
   );

@@ -83,11 +83,13 @@ export function bitcoinProbeMatch(keys: KeySet, probe: Uint8Array): Map<number, 
   const { count, keysAt, refsAt } = readBtcProbe(probe);
   const dv = new DataView(probe.buffer, probe.byteOffset, probe.byteLength);
   const postings = keys.postings;
-  for (let k = 0; k < count; k++) {
-    // find() allocates nothing on a miss, which nearly every key is.
-    const hit = keys.find(dv, keysAt + k * KEY);
-    if (hit === 0) continue;
-    const ref = dv.getUint32(refsAt + k * 4, true);
+  // The column's keys taken together (KeySet.probeColumn, hashed there: this column has no lanes); nothing is
+  // allocated for a miss, which nearly every key is.
+  const n = keys.probeColumn(dv, keysAt, count, -1);
+  const hits = keys.columnHits;
+  for (let h = 0; h < n; h++) {
+    const hit = hits[2 * h + 1]!;
+    const ref = dv.getUint32(refsAt + hits[2 * h]! * 4, true);
     for (let p = hit, end = hit + postings[hit - 1]!; p < end; p++) {
       const stream = postings[p]!;
       const refs = out.get(stream);

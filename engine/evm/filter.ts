@@ -38,19 +38,17 @@ export function walkProbe(set: FilterSet, probe: Uint8Array): Map<number, number
   const dv = new DataView(probe.buffer, probe.byteOffset, probe.byteLength);
   const out = new Map<number, number[]>();
   const [addresses, topics] = set.sets as [KeySet, KeySet];
-  // KeySet.find rather than lookup: nothing is allocated for a key no stream watches (most of them),
-  // and a hit's streams are read from the postings in place.
+  // KeySet.probeColumn: the section's keys taken together, with the lanes the column carries (version 2); nothing is
+  // allocated for a key no stream watches (most of them), and a hit's streams are read from the postings in place.
   if (addresses.size > 0) {
-    for (let i = 0; i < p.addressCount; i++) {
-      const hit = addresses.find(dv, p.addressesAt + i * 20);
-      if (hit !== 0) addRef(out, addresses.postings, hit, dv.getUint32(p.addressRefsAt + i * 4, true));
-    }
+    const n = addresses.probeColumn(dv, p.addressesAt, p.addressCount, p.lanesAt);
+    const hits = addresses.columnHits;
+    for (let k = 0; k < n; k++) addRef(out, addresses.postings, hits[2 * k + 1]!, dv.getUint32(p.addressRefsAt + hits[2 * k]! * 4, true));
   }
   if (topics.size > 0) {
-    for (let i = 0; i < p.topicCount; i++) {
-      const hit = topics.find(dv, p.topicsAt + i * 32);
-      if (hit !== 0) addRef(out, topics.postings, hit, dv.getUint32(p.topicRefsAt + i * 4, true));
-    }
+    const n = topics.probeColumn(dv, p.topicsAt, p.topicCount, p.topicLanesAt);
+    const hits = topics.columnHits;
+    for (let k = 0; k < n; k++) addRef(out, topics.postings, hits[2 * k + 1]!, dv.getUint32(p.topicRefsAt + hits[2 * k]! * 4, true));
   }
   return out;
 }

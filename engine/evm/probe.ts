@@ -1,3 +1,4 @@
+import { writeKeyLanes } from '../match/key-set.js';
 import type { BlockRecord } from './record.js';
 
 /**
@@ -5,11 +6,15 @@ import type { BlockRecord } from './record.js';
  * raw bytes in one packed value, each with the item it came from, so a matcher
  * scans it from LMDB without decoding the block record.
  *
- *   u8 version (1) | u32 addressCount | u32 topicCount
+ *   u8 version (2) | u32 addressCount | u32 topicCount
  *   addressCount × 20-byte address | addressCount × u32 ref
  *   topicCount × 32-byte topic0     | topicCount × u32 ref
+ *   addressCount × 8-byte lanes     | topicCount × 8-byte lanes
  *
- * ref = kind << 24 | index (the transaction, log or internal-call ordinal in the block).
+ * ref = kind << 24 | index (the transaction, log or internal-call ordinal in the block). The lanes are each key's
+ * two hash lanes (engine/match/key-set.ts, writeKeyLanes), computed once here so that matching reads them instead of
+ * hashing every key of every block it matches. Version 1 (before the lanes; columns written before them stay as they
+ * are) is read too: its keys are hashed when matched.
  */
 export const enum ProbeKind {
   TxFrom = 0,
@@ -24,7 +29,9 @@ export const enum ProbeKind {
 }
 
 export const PROBE_HEADER = 9;
-const VERSION = 1;
+const VERSION = 2;
+/** Bytes of a key's lanes. */
+const LANES = 8;
 
 /** A 32-byte topic whose first 12 bytes are zero carries an address. */
 const isAddressTopic = (t: string): boolean => t.length === 66 && t.startsWith('0x000000000000000000000000');
@@ -69,7 +76,7 @@ export function buildProbe(r: BlockRecord): Uint8Array {
     addr(c.from, ProbeKind.InternalFrom, i);
     addr(c.to, ProbeKind.InternalTo, i);
   });
-  const size = PROBE_HEADER + addrs.length * 24 + topics.length * 36;
+  const size = PROBE_HEADER + addrs.length * (24 + LANES) + topics.length * (36 + LANES);
   if (scratch.length < size) scratch = Buffer.allocUnsafe(size * 2);
   const out = scratch;
   out.writeUInt8(VERSION, 0);
@@ -87,6 +94,10 @@ export function buildProbe(r: BlockRecord): Uint8Array {
     o += 32;
   }
   for (const ref of topicRefs) o = out.writeUInt32LE(ref >>> 0, o);
+  const dv = new DataView(out.buffer, out.byteOffset, size);
+  for (let k = 0, at = PROBE_HEADER; k < addrs.length; k++, at += 20, o += LANES) writeKeyLanes(dv, at, 20, dv, o);
+  const topicsAt = PROBE_HEADER + addrs.length * 24;
+  for (let k = 0, at = topicsAt; k < topics.length; k++, at += 32, o += LANES) writeKeyLanes(dv, at, 32, dv, o);
   return Uint8Array.prototype.slice.call(out, 0, size);
 }
 
@@ -99,15 +110,22 @@ export interface ProbeView {
   addressRefsAt: number;
   topicsAt: number;
   topicRefsAt: number;
+  /** Where the addresses' lanes start (8 bytes each, then the topics'), or -1: a column of version 1 has none. */
+  lanesAt: number;
+  topicLanesAt: number;
 }
 
 export function readProbe(bytes: Uint8Array): ProbeView {
   const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  if (dv.getUint8(0) !== VERSION) throw new Error(`probe column version ${dv.getUint8(0)} is not ${VERSION}`);
+  const version = dv.getUint8(0);
+  if (version !== VERSION && version !== 1) throw new Error(`probe column version ${version} is neither ${VERSION} nor 1`);
   const addressCount = dv.getUint32(1, true);
   const topicCount = dv.getUint32(5, true);
   const addressesAt = PROBE_HEADER;
   const addressRefsAt = addressesAt + addressCount * 20;
   const topicsAt = addressRefsAt + addressCount * 4;
-  return { bytes, addressCount, topicCount, addressesAt, addressRefsAt, topicsAt, topicRefsAt: topicsAt + topicCount * 32 };
+  const topicRefsAt = topicsAt + topicCount * 32;
+  const lanesAt = version === 1 ? -1 : topicRefsAt + topicCount * 4;
+  const topicLanesAt = version === 1 ? -1 : lanesAt + addressCount * LANES;
+  return { bytes, addressCount, topicCount, addressesAt, addressRefsAt, topicsAt, topicRefsAt, lanesAt, topicLanesAt };
 }

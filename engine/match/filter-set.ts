@@ -58,16 +58,40 @@ export class FilterSet {
   }
 }
 
-/** Appends `ref` to each stream listed at postings[at … at + postings[at - 1]) (what KeySet.find answered). */
+/**
+ * Appends `ref` to each stream listed at postings[at … at + postings[at - 1]) (what KeySet.find answered).
+ *
+ * A block's hits come many to a stream: while the same `out` is filled (a new Map per block, never cleared in
+ * between), a stream's list is found by its index rather than by a Map lookup per hit (the probe loop's largest
+ * cost after the bloom filter where hits are many); `out` is read the first time a stream comes.
+ */
 export function addRef(out: Map<number, number[]>, postings: Uint32Array, at: number, ref: number): void {
+  if (out !== refsOut) {
+    for (const s of listed) listOf[s] = undefined;
+    listed.length = 0;
+    refsOut = out;
+  }
   const end = at + postings[at - 1]!;
   for (let k = at; k < end; k++) {
     const s = postings[k]!;
-    const refs = out.get(s);
-    if (refs === undefined) out.set(s, [ref]);
+    const known = s < listOf.length ? listOf[s] : undefined;
+    if (known !== undefined) {
+      known.push(ref);
+      continue;
+    }
+    let refs = out.get(s);
+    if (refs === undefined) out.set(s, (refs = [ref]));
     else refs.push(ref);
+    while (listOf.length <= s) listOf.push(undefined);
+    listOf[s] = refs;
+    listed.push(s);
   }
 }
+
+/** addRef's cache: the Map it fills, and per stream index that Map's list (the streams listed, to clear them). */
+let refsOut: Map<number, number[]> | undefined;
+const listOf: Array<number[] | undefined> = [];
+const listed: number[] = [];
 
 /** One entry per distinct key with every stream that watches it (a stream listing a key twice counts once). */
 export function mergeKeys(pairs: Iterable<readonly [Uint8Array, number]>): KeySetInput[] {

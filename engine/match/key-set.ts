@@ -4,12 +4,89 @@
  * read from LMDB) without making a string or a copy.
  *
  * Addresses and topics are hash outputs, so their own words index the filter
- * (no hash function call): every word mixed in with a per-set seed and a
- * multiply, so that vanity addresses sharing a prefix do not pile into one block. A split-block bloom filter (8 × 32-bit
- * words per 32-byte block, one bit set per word; 16 bits per key) answers most
- * probes from cache; only its positives look in the exact open-addressing table.
+ * (no hash function call): every word mixed into two 32-bit lanes with a
+ * multiply, so that vanity addresses sharing a prefix do not pile into one block
+ * (lanes(): no seed, so that a probe column can carry them, written once per
+ * block: writeKeyLanes), then the set's seed mixed into the lanes. A split-block bloom filter
+ * (8 × 32-bit words per 32-byte block, one bit set per word; 16 bits per key)
+ * answers most probes; only its positives look in the exact open-addressing table.
  */
 const SALT = new Uint32Array([0x47b6137b, 0x44974d91, 0x8824ad5b, 0xa2b7289d, 0x705495c7, 0x2df1424b, 0x9efc4947, 0x5c6bfb31]);
+
+/** The second lane of the last lanes() call (a module field: the probe loops allocate nothing). */
+let lane2 = 0;
+
+/**
+ * The two 32-bit lanes of the `words` words of a key at `at` (two multipliers, every word in both), the same
+ * whatever the set: what a probe column carries per key (engine/evm/probe.ts), so that matching reads two words a
+ * key instead of hashing it. Answers the first lane; the second is in lane2.
+ */
+function lanes(dv: DataView, at: number, words: number): number {
+  // Every key has five words or more: those five written out, the rest (a 32-byte key's three) in the loop.
+  const w0 = dv.getUint32(at, true);
+  const w1 = dv.getUint32(at + 4, true);
+  const w2 = dv.getUint32(at + 8, true);
+  const w3 = dv.getUint32(at + 12, true);
+  const w4 = dv.getUint32(at + 16, true);
+  let a = Math.imul(0x9e3779b9 ^ w0, 0x85ebca6b);
+  a ^= a >>> 15;
+  let b = Math.imul(~0x9e3779b9 ^ w0, 0x27d4eb2f);
+  b ^= b >>> 13;
+  a = Math.imul(a ^ w1, 0x85ebca6b);
+  a ^= a >>> 15;
+  b = Math.imul(b ^ w1, 0x27d4eb2f);
+  b ^= b >>> 13;
+  a = Math.imul(a ^ w2, 0x85ebca6b);
+  a ^= a >>> 15;
+  b = Math.imul(b ^ w2, 0x27d4eb2f);
+  b ^= b >>> 13;
+  a = Math.imul(a ^ w3, 0x85ebca6b);
+  a ^= a >>> 15;
+  b = Math.imul(b ^ w3, 0x27d4eb2f);
+  b ^= b >>> 13;
+  a = Math.imul(a ^ w4, 0x85ebca6b);
+  a ^= a >>> 15;
+  b = Math.imul(b ^ w4, 0x27d4eb2f);
+  b ^= b >>> 13;
+  for (let w = 5; w < words; w++) {
+    const word = dv.getUint32(at + w * 4, true);
+    a = Math.imul(a ^ word, 0x85ebca6b);
+    a ^= a >>> 15;
+    b = Math.imul(b ^ word, 0x27d4eb2f);
+    b ^= b >>> 13;
+  }
+  a = Math.imul(a ^ (a >>> 16), 0xc2b2ae35);
+  b = Math.imul(b ^ (b >>> 16), 0x165667b1);
+  lane2 = b ^ (b >>> 15);
+  return a ^ (a >>> 13);
+}
+
+/** Writes the two lanes of the `width`-byte key at `at` in `dv` to `out` at `outAt` (8 bytes, little-endian). */
+export function writeKeyLanes(dv: DataView, at: number, width: 20 | 32, out: DataView, outAt: number): void {
+  out.setInt32(outAt, lanes(dv, at, width / 4), true);
+  out.setInt32(outAt + 4, lane2, true);
+}
+
+/**
+ * A set's first hash from a key's first lane: its seed mixed in, h1 picking the table slot (low bits) and the bloom
+ * block. The multiply's high half folded onto its low half makes every bit depend on every bit of lane ^ seed, so
+ * keys whose lanes collide in their low bits under one seed do not under another.
+ */
+function seeded(lane1: number, seed: number): number {
+  const x = Math.imul(lane1 ^ seed, 0x85ebca6b);
+  return x ^ (x >>> 16);
+}
+
+/** Probes of a column taken together (probeColumn): enough to keep the processor's misses in flight, few enough that the blocks they bring stay in the first-level caches and TLB. */
+const CHUNK = 32;
+const chunkH1 = new Int32Array(CHUNK);
+const chunkH2 = new Int32Array(CHUNK);
+const chunkBase = new Int32Array(CHUNK);
+const chunkPassed = new Int32Array(CHUNK);
+/** probeColumn's answer: pairs (key index in the column, find()'s answer), valid until the next call. */
+let columnHits = new Uint32Array(512);
+/** Where the touch pass's loads go, so that they are not optimized away. */
+let touched = 0;
 
 export interface KeySetInput {
   /** Key bytes, `width` each. */
@@ -86,6 +163,8 @@ export class KeySet {
   readonly size: number;
   readonly width: 20 | 32;
   private readonly seed: number;
+  /** What the second lane is xored with: the bits of each word of a block move with the seed too. */
+  private readonly seed2: number;
   private readonly words: number;
   private readonly bloom: Uint32Array;
   private readonly blockMask: number;
@@ -101,6 +180,7 @@ export class KeySet {
   constructor(data: KeySetData) {
     this.width = data.width;
     this.seed = data.seed;
+    this.seed2 = Math.imul(data.seed ^ 0x5bd1e995, 0x9e3779b1);
     this.size = data.size;
     this.words = data.width / 4;
     this.bloom = data.bloom;
@@ -132,55 +212,13 @@ export class KeySet {
   }
 
   /**
-   * The probe loop's form of lookup(), allocating nothing: 0 when no stream watches the key at `at`,
-   * else p, its streams being postings[p … p + postings[p - 1]).
-   *
-   * hash(), the bloom test and the table walk written out in one body over locals (the key's words
-   * read once, the salts as constants): on a miss, which most probes are, this runs about half again
-   * as fast as the same steps through the fields h1/h2 and the loops. It must hash exactly as hash()
-   * does (insert() builds with hash()); test/unit/engine/match/key-set.test.ts finds every inserted key through it.
+   * The single-key form of probeColumn(), allocating nothing: 0 when no stream watches the key at `at`,
+   * else p, its streams being postings[p … p + postings[p - 1]). The bloom test exits at the first clear bit
+   * (a key at a time has no other misses to overlap).
    */
   find(dv: DataView, at: number): number {
-    const w0 = dv.getUint32(at, true);
-    const w1 = dv.getUint32(at + 4, true);
-    const w2 = dv.getUint32(at + 8, true);
-    const w3 = dv.getUint32(at + 12, true);
-    const w4 = dv.getUint32(at + 16, true);
-    let a = this.seed;
-    let b = ~this.seed;
-    a = Math.imul(a ^ w0, 0x85ebca6b);
-    a ^= a >>> 15;
-    b = Math.imul(b ^ w0, 0x27d4eb2f);
-    b ^= b >>> 13;
-    a = Math.imul(a ^ w1, 0x85ebca6b);
-    a ^= a >>> 15;
-    b = Math.imul(b ^ w1, 0x27d4eb2f);
-    b ^= b >>> 13;
-    a = Math.imul(a ^ w2, 0x85ebca6b);
-    a ^= a >>> 15;
-    b = Math.imul(b ^ w2, 0x27d4eb2f);
-    b ^= b >>> 13;
-    a = Math.imul(a ^ w3, 0x85ebca6b);
-    a ^= a >>> 15;
-    b = Math.imul(b ^ w3, 0x27d4eb2f);
-    b ^= b >>> 13;
-    a = Math.imul(a ^ w4, 0x85ebca6b);
-    a ^= a >>> 15;
-    b = Math.imul(b ^ w4, 0x27d4eb2f);
-    b ^= b >>> 13;
-    if (this.words === 8) {
-      for (let w = 5; w < 8; w++) {
-        const word = dv.getUint32(at + w * 4, true);
-        a = Math.imul(a ^ word, 0x85ebca6b);
-        a ^= a >>> 15;
-        b = Math.imul(b ^ word, 0x27d4eb2f);
-        b ^= b >>> 13;
-      }
-    }
-    a = Math.imul(a ^ (a >>> 16), 0xc2b2ae35);
-    const h1 = a ^ (a >>> 13);
-    b = Math.imul(b ^ (b >>> 16), 0x165667b1);
-    const h2 = b ^ (b >>> 15);
+    const h1 = seeded(lanes(dv, at, this.words), this.seed);
+    const h2 = lane2 ^ this.seed2;
     // inBloom(), the SALT words inline.
     const bloom = this.bloom;
     const base = ((Math.imul(h1, 0x9e3779b1) >>> 7) & this.blockMask) * 8;
@@ -192,11 +230,105 @@ export class KeySet {
     if ((bloom[base + 5]! & (1 << (Math.imul(h2, 0x2df1424b) >>> 27))) === 0) return 0;
     if ((bloom[base + 6]! & (1 << (Math.imul(h2, 0x9efc4947) >>> 27))) === 0) return 0;
     if ((bloom[base + 7]! & (1 << (Math.imul(h2, 0x5c6bfb31) >>> 27))) === 0) return 0;
-    // The exact table: linear probing from h1, the first five words compared from the locals.
+    return this.inTable(h1, dv, at);
+  }
+
+  /**
+   * find() over the `count` keys of a probe column at keysAt, keysAt + width, …, in passes over chunks of CHUNK keys,
+   * so that the bloom filter's cache misses (a set whose filter is far larger than the cache) overlap instead of
+   * coming one a probe: each key's hashes (read from the column's lanes at lanesAt, 8 bytes a key, or computed here
+   * when lanesAt is -1), then one word of each key's block loaded and nothing else (the loads independent, so
+   * dozens in flight), then the blocks tested without a branch per word (in cache now), then the exact table for
+   * what passes. Answers how many keys some stream watches; columnHits holds them: (index, find()'s answer) pairs.
+   * docs/decisions/key-sets.md has the measurements.
+   */
+  probeColumn(dv: DataView, keysAt: number, count: number, lanesAt: number): number {
+    const { width, words, seed, seed2, bloom, blockMask } = this;
+    // The module's array in a local: what the loop writes is then known to be a Uint32Array.
+    let out = columnHits;
+    let hits = 0;
+    for (let from = 0; from < count; from += CHUNK) {
+      const m = Math.min(CHUNK, count - from);
+      if (lanesAt >= 0) {
+        for (let i = 0, o = lanesAt + from * 8; i < m; i++, o += 8) {
+          const h1 = seeded(dv.getInt32(o, true), seed);
+          chunkH1[i] = h1;
+          chunkH2[i] = dv.getInt32(o + 4, true) ^ seed2;
+          chunkBase[i] = ((Math.imul(h1, 0x9e3779b1) >>> 7) & blockMask) * 8;
+        }
+      } else {
+        for (let i = 0, at = keysAt + from * width; i < m; i++, at += width) {
+          const h1 = seeded(lanes(dv, at, words), seed);
+          chunkH1[i] = h1;
+          chunkH2[i] = lane2 ^ seed2;
+          chunkBase[i] = ((Math.imul(h1, 0x9e3779b1) >>> 7) & blockMask) * 8;
+        }
+      }
+      let x = 0;
+      for (let i = 0; i < m; i++) x ^= bloom[chunkBase[i]!]!;
+      touched ^= x;
+      let n = 0;
+      for (let i = 0; i < m; i++) {
+        const h2 = chunkH2[i]!;
+        const base = chunkBase[i]!;
+        const pass =
+          (bloom[base]! >>> (Math.imul(h2, 0x47b6137b) >>> 27)) &
+          (bloom[base + 1]! >>> (Math.imul(h2, 0x44974d91) >>> 27)) &
+          (bloom[base + 2]! >>> (Math.imul(h2, 0x8824ad5b) >>> 27)) &
+          (bloom[base + 3]! >>> (Math.imul(h2, 0xa2b7289d) >>> 27)) &
+          (bloom[base + 4]! >>> (Math.imul(h2, 0x705495c7) >>> 27)) &
+          (bloom[base + 5]! >>> (Math.imul(h2, 0x2df1424b) >>> 27)) &
+          (bloom[base + 6]! >>> (Math.imul(h2, 0x9efc4947) >>> 27)) &
+          (bloom[base + 7]! >>> (Math.imul(h2, 0x5c6bfb31) >>> 27)) &
+          1;
+        chunkPassed[n] = i;
+        n += pass;
+      }
+      for (let k = 0; k < n; k++) {
+        const i = chunkPassed[k]!;
+        const p = this.inTable(chunkH1[i]!, dv, keysAt + (from + i) * width);
+        if (p === 0) continue;
+        if (2 * hits + 2 > out.length) {
+          const grown = new Uint32Array(out.length * 2);
+          grown.set(out);
+          columnHits = out = grown;
+        }
+        out[2 * hits] = from + i;
+        out[2 * hits + 1] = p;
+        hits++;
+      }
+    }
+    return hits;
+  }
+
+  /** probeColumn()'s hits: (index of the key in the column, find()'s answer) pairs, valid until its next call. */
+  get columnHits(): Uint32Array {
+    return columnHits;
+  }
+
+  /** Whether the bloom filter lets the key through (for measuring its false positives). */
+  mayContain(dv: DataView, at: number): boolean {
+    this.hash(dv, at);
+    return this.inBloom();
+  }
+
+  /** Bytes held by the bloom filter and the table. */
+  get bytes(): number {
+    return this.bloom.byteLength + this.slots.byteLength + this.postingAt.byteLength + this.postings.byteLength;
+  }
+
+  /** The exact table from h1: linear probing, the key's first five words compared from locals, the rest by sameKey. */
+  private inTable(h1: number, dv: DataView, at: number): number {
     const slots = this.slots;
     const postingAt = this.postingAt;
     const words = this.words;
-    for (let slot = h1 & this.slotMask; ; slot = (slot + 1) & this.slotMask) {
+    const mask = this.slotMask;
+    const w0 = dv.getUint32(at, true);
+    const w1 = dv.getUint32(at + 4, true);
+    const w2 = dv.getUint32(at + 8, true);
+    const w3 = dv.getUint32(at + 12, true);
+    const w4 = dv.getUint32(at + 16, true);
+    for (let slot = h1 & mask; ; slot = (slot + 1) & mask) {
       const posting = postingAt[slot]!;
       if (posting === 0) return 0;
       const k = slot * words;
@@ -212,74 +344,17 @@ export class KeySet {
     }
   }
 
-  /**
-   * The bloom filter over `count` keys at at, at + stride, …, in two passes: every key hashed first, then every
-   * block tested without a branch per word, so that the processor has several blocks' cache misses in flight rather
-   * than one a probe (a set whose filter is far larger than the cache). Writes the indices of the keys it lets through
-   * to `out` (at least `count` long) and answers how many; find() then decides those. `h` is scratch of 2 × count.
-   */
-  passBloom(dv: DataView, at: number, stride: number, count: number, h: Int32Array, out: Uint32Array): number {
-    for (let i = 0; i < count; i++) {
-      this.hash(dv, at + i * stride);
-      h[2 * i] = this.h1;
-      h[2 * i + 1] = this.h2;
-    }
-    const bloom = this.bloom;
-    const mask = this.blockMask;
-    let n = 0;
-    for (let i = 0; i < count; i++) {
-      const h2 = h[2 * i + 1]!;
-      const base = ((Math.imul(h[2 * i]!, 0x9e3779b1) >>> 7) & mask) * 8;
-      const hit =
-        (bloom[base]! >>> (Math.imul(h2, 0x47b6137b) >>> 27)) &
-        (bloom[base + 1]! >>> (Math.imul(h2, 0x44974d91) >>> 27)) &
-        (bloom[base + 2]! >>> (Math.imul(h2, 0x8824ad5b) >>> 27)) &
-        (bloom[base + 3]! >>> (Math.imul(h2, 0xa2b7289d) >>> 27)) &
-        (bloom[base + 4]! >>> (Math.imul(h2, 0x705495c7) >>> 27)) &
-        (bloom[base + 5]! >>> (Math.imul(h2, 0x2df1424b) >>> 27)) &
-        (bloom[base + 6]! >>> (Math.imul(h2, 0x9efc4947) >>> 27)) &
-        (bloom[base + 7]! >>> (Math.imul(h2, 0x5c6bfb31) >>> 27)) &
-        1;
-      out[n] = i;
-      n += hit;
-    }
-    return n;
-  }
-
-  /** Whether the bloom filter lets the key through (for measuring its false positives). */
-  mayContain(dv: DataView, at: number): boolean {
-    this.hash(dv, at);
-    return this.inBloom();
-  }
-
-  /** Bytes held by the bloom filter and the table. */
-  get bytes(): number {
-    return this.bloom.byteLength + this.slots.byteLength + this.postingAt.byteLength + this.postings.byteLength;
-  }
-
   private sameKey(slot: number, dv: DataView, at: number): boolean {
     const base = slot * this.words;
     for (let w = 0; w < this.words; w++) if (this.slots[base + w] !== dv.getUint32(at + w * 4, true)) return false;
     return true;
   }
 
-  // Two 32-bit hashes over all of the key's words (two lanes, two multipliers), so keys that share
-  // a long prefix (vanity addresses) still spread: h1 picks the table slot (low bits) and the bloom
-  // block (high bits of a remix), h2 the bit in each word of the block.
+  // The key's lanes with the set's seed: h1 picks the table slot (low bits) and the bloom block (high bits of a
+  // remix), h2 the bit in each word of the block.
   private hash(dv: DataView, at: number): void {
-    let a = this.seed;
-    let b = ~this.seed;
-    for (let w = 0; w < this.words; w++) {
-      const word = dv.getUint32(at + w * 4, true);
-      a = Math.imul(a ^ word, 0x85ebca6b);
-      a ^= a >>> 15;
-      b = Math.imul(b ^ word, 0x27d4eb2f);
-      b ^= b >>> 13;
-    }
-    a = Math.imul(a ^ (a >>> 16), 0xc2b2ae35);
-    this.h1 = (a ^ (a >>> 13)) >>> 0;
-    b = Math.imul(b ^ (b >>> 16), 0x165667b1);
-    this.h2 = b ^ (b >>> 15);
+    this.h1 = seeded(lanes(dv, at, this.words), this.seed);
+    this.h2 = lane2 ^ this.seed2;
   }
 
   private blockBase(): number {

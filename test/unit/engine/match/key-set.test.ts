@@ -1,11 +1,13 @@
 import { randomBytes } from 'node:crypto';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { buildProbe, readProbe } from '../../../../engine/evm/probe.js';
 import { encodeRecord, normalizeBlock } from '../../../../engine/evm/record.js';
 import { RecordView } from '../../../../engine/evm/record-view.js';
 import { TRANSFER } from '../../../../engine/evm/store.js';
 import { EvmFilterSet, compileFilterSet, type WatchedStream } from '../../../../engine/evm/filter.js';
-import { KeySet, buildKeySet, type KeySetInput } from '../../../../engine/match/key-set.js';
+import { addRef } from '../../../../engine/match/filter-set.js';
+import { KeySet, buildKeySet, writeKeyLanes, type KeySetInput } from '../../../../engine/match/key-set.js';
 import type { TokenMetadata } from '../../../../engine/evm/token-metadata.js';
 import { webhookBuilder } from '../../../../engine/evm/webhook-builder.js';
 import { createStream } from '../../../../engine/streams/schemas.js';
@@ -36,26 +38,70 @@ describe('KeySet', () => {
     expect(passed / 20_000).toBeLessThan(0.01);
   });
 
-  it('lets through the bloom filter in two passes exactly the keys mayContain lets through, every watched one among them', () => {
-    const keys = randomBytes(4_000 * 20);
-    const ks = keySet(
-      20,
-      Array.from({ length: 4_000 }, (_, i) => ({ key: keys.subarray(i * 20, (i + 1) * 20), streams: [i] })),
+  it.each([20, 32] as const)(
+    'answers for a column of %i-byte keys, with its lanes or without, exactly what find answers key by key',
+    (width) => {
+      const keys = randomBytes(4_000 * width);
+      const ks = keySet(
+        width,
+        Array.from({ length: 4_000 }, (_, i) => ({ key: keys.subarray(i * width, (i + 1) * width), streams: [i] })),
+      );
+      // Watched keys and strangers interleaved, 9 bytes in (a probe column's header), then the lanes of each: more
+      // keys than one chunk of the column pass, and a count that is not a multiple of it.
+      const count = 7_999;
+      const column = Buffer.alloc(9 + count * (width + 8));
+      const strangers = randomBytes(count * width);
+      for (let i = 0; i < count; i++)
+        (i % 2 === 0 ? keys : strangers).copy(column, 9 + i * width, (i >> 1) * width, ((i >> 1) + 1) * width);
+      const lanesAt = 9 + count * width;
+      for (let i = 0; i < count; i++) writeKeyLanes(view(column), 9 + i * width, width, view(column), lanesAt + i * 8);
+      const expected = Array.from({ length: count }, (_, i) => [i, ks.find(view(column), 9 + i * width)]).filter(([, p]) => p !== 0);
+      expect(expected).toHaveLength(4_000);
+      for (const at of [lanesAt, -1]) {
+        const n = ks.probeColumn(view(column), 9, count, at);
+        const pairs = Array.from({ length: n }, (_, k) => [ks.columnHits[2 * k]!, ks.columnHits[2 * k + 1]!]);
+        expect(pairs).toEqual(expected);
+      }
+    },
+  );
+
+  it('matches any column as a plain Set of the watched keys does (property)', () => {
+    // Small key spaces make repeats common; columns of up to 300 keys span several chunks of the column pass.
+    const key = fc.uint8Array({ minLength: 20, maxLength: 20 }).map((k) => (k[0]! < 128 ? k.map((b) => b & 3) : k));
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(key, { selector: (k) => Buffer.from(k).toString('hex'), maxLength: 200, size: 'max' }),
+        fc.array(key, { maxLength: 300, size: 'max' }),
+        fc.boolean(),
+        (watched, probed, withLanes) => {
+          const ks = keySet(
+            20,
+            watched.map((k, i) => ({ key: k, streams: [i, i + 1_000] })),
+          );
+          const plain = new Map(watched.map((k, i) => [Buffer.from(k).toString('hex'), i]));
+          // Half the column drawn from the watched keys, half from anywhere (one byte flipped now and then).
+          const column = Buffer.alloc(9 + probed.length * 28);
+          probed.forEach((k, i) => {
+            const from = i % 2 === 0 && watched.length > 0 ? Buffer.from(watched[i % watched.length]!) : Buffer.from(k);
+            if (i % 7 === 0) from[k[1]! % 20]! ^= 1;
+            from.copy(column, 9 + i * 20);
+          });
+          const lanesAt = 9 + probed.length * 20;
+          for (let i = 0; i < probed.length; i++) writeKeyLanes(view(column), 9 + i * 20, 20, view(column), lanesAt + i * 8);
+          const n = ks.probeColumn(view(column), 9, probed.length, withLanes ? lanesAt : -1);
+          const got = Array.from({ length: n }, (_, k) => {
+            const p = ks.columnHits[2 * k + 1]!;
+            return [ks.columnHits[2 * k]!, ...ks.postings.subarray(p, p + ks.postings[p - 1]!)];
+          });
+          const expected = probed.flatMap((_, i) => {
+            const s = plain.get(column.toString('hex', 9 + i * 20, 9 + (i + 1) * 20));
+            return s === undefined ? [] : [[i, s, s + 1_000]];
+          });
+          expect(got).toEqual(expected);
+        },
+      ),
+      { numRuns: 300 },
     );
-    // Watched keys and strangers interleaved in one column, 20 bytes apart from an offset of 9 (a probe column's header).
-    const column = Buffer.alloc(9 + 8_000 * 20);
-    const strangers = randomBytes(4_000 * 20);
-    for (let i = 0; i < 4_000; i++) {
-      keys.copy(column, 9 + 2 * i * 20, i * 20, (i + 1) * 20);
-      strangers.copy(column, 9 + (2 * i + 1) * 20, i * 20, (i + 1) * 20);
-    }
-    const out = new Uint32Array(8_000);
-    const n = ks.passBloom(view(column), 9, 20, 8_000, new Int32Array(16_000), out);
-    const passed = Array.from(out.subarray(0, n));
-    const expected = Array.from({ length: 8_000 }, (_, i) => i).filter((i) => ks.mayContain(view(column), 9 + i * 20));
-    expect(passed).toEqual(expected);
-    expect(passed.filter((i) => i % 2 === 0)).toHaveLength(4_000);
-    expect(n - 4_000).toBeLessThan(40); // 16 bits a key: well under 1 % of the strangers
   });
 
   it('keeps vanity addresses that share a long prefix apart', () => {
@@ -173,6 +219,12 @@ describe.each(FIXTURE_BLOCKS)('the filter set over mainnet block %i', (n) => {
     expect(sorted(got.get(1))).toEqual(transfers);
     expect(sorted(got.get(2))).toEqual(sorted(expected));
     expect(got.has(3)).toBe(false);
+    // The column as version 1 wrote it (no lanes: each key hashed when matched) matches the same, in the same order.
+    const v2 = buildProbe(r);
+    const v1 = Uint8Array.prototype.slice.call(v2, 0, readProbe(v2).lanesAt);
+    v1[0] = 1;
+    expect(readProbe(v1).lanesAt).toBe(-1);
+    expect([...set.match(v1)]).toEqual([...got]);
   });
 });
 
@@ -244,5 +296,25 @@ describe.each(FIXTURE_BLOCKS)('the webhook of mainnet block %i', (n) => {
 describe('the filter set', () => {
   it('refuses a malformed key, naming it', () => {
     expect(() => filterSet([{ index: 0, addresses: ['0x1234'], allAddresses: false, topic0: [] }])).toThrow(/0x1234/);
+  });
+
+  it('gives each block its own refs when two blocks are matched turn by turn, whatever the stream numbers', () => {
+    // Streams 0 and 5,000 (past addRef's table as first grown) watch one key each; the key appears in both blocks.
+    const postings = new Uint32Array([2, 0, 5_000]);
+    const a = new Map<number, number[]>();
+    const b = new Map<number, number[]>();
+    addRef(a, postings, 1, 10);
+    addRef(b, postings, 1, 20);
+    addRef(a, postings, 1, 11);
+    addRef(a, postings, 1, 12);
+    addRef(b, postings, 1, 21);
+    expect([...a]).toEqual([
+      [0, [10, 11, 12]],
+      [5_000, [10, 11, 12]],
+    ]);
+    expect([...b]).toEqual([
+      [0, [20, 21]],
+      [5_000, [20, 21]],
+    ]);
   });
 });
