@@ -28,8 +28,11 @@ import { formatHeaders, readFormatted } from './format.js';
  * a full mainnet block as stored.
  */
 
-/** The format of the block messages this version writes and reads. */
-export const BLOCKS_FORMAT = 1;
+/**
+ * The format of the block messages this version writes and reads. 2: an EVM record's probe column may be of version
+ * 2 (each key's hash lanes beside it, engine/evm/probe.ts), which a node before it cannot read; it reads format 1.
+ */
+export const BLOCKS_FORMAT = 2;
 
 /** The subject of a chain's blocks and reorgs, in the order its follower stored them. */
 export function blocksSubject(chain: string): string {
