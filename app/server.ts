@@ -252,7 +252,8 @@ export async function createCore({
       gasCap: (chain: string) => nodes.callGasLimit(chain),
       triggerGas: BigInt(config.triggerGas),
       balance: reads.balance,
-      watched: (id: string) => watchlist.watched(id),
+      // The webhook builder's question about a matched log's address: one keyed read (no address is held in memory).
+      watches: (id: string, address: string) => store.has('streamAddresses', `${id}/${address}`),
     };
     const webhooks = FAMILIES.webhooks(webhookParts, states);
     // A block replay's webhook is staged by its stream's partition's owner.

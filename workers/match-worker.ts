@@ -1,10 +1,8 @@
-import { workerData } from 'node:worker_threads';
-import { open, type Database, type RootDatabase } from 'lmdb';
 import { move } from 'piscina';
-import { MAP_SIZE } from '../storage/map-size.js';
 import { packMatches, type FilterSetData } from '../engine/match/filter-set.js';
 import { FilterSets, matchBlocks } from '../engine/match/match-blocks.js';
 import type { Matchings } from '../engine/match/ports.js';
+import { workerDb } from './worker-store.js';
 
 /**
  * A match worker (piscina): opens the server's LMDB environment in this thread,
@@ -19,17 +17,6 @@ export interface MatchTask {
   filter: FilterSetData;
 }
 
-let root: RootDatabase | undefined;
-let probes: Database<Buffer, string> | undefined;
-
-function probeDb(path: string): Database<Buffer, string> {
-  if (probes === undefined) {
-    root = open({ path, maxDbs: 64, encoding: 'binary', compression: false, noSubdir: false, readOnly: true, mapSize: MAP_SIZE });
-    probes = root.openDB<Buffer, string>({ name: 'probes', encoding: 'binary' });
-  }
-  return probes;
-}
-
 /**
  * The match task over the families' walks (the worker entry, app/worker.ts, gives the registry): per block of
  * the task, in order, packed (packMatches); a block without a probe column (pruned, rolled back) has no match.
@@ -37,7 +24,7 @@ function probeDb(path: string): Database<Buffer, string> {
 export function matchTask(matching: Matchings): (task: MatchTask) => Uint32Array {
   const sets = new FilterSets(matching);
   return (task) => {
-    const db = probeDb((workerData as { path: string }).path);
+    const db = workerDb('probes');
     // A fresh snapshot per task: blocks the main thread committed since the last one are seen.
     db.resetReadTxn();
     const matches = matchBlocks(sets.of(task.chain, task.filter), task.chain, task.numbers, (key) => {

@@ -1,6 +1,5 @@
 import { unpackMatches, type FilterSetData } from '../engine/match/filter-set.js';
 import type { CompileTask, FilterCompiler, MatchPool } from '../engine/match/ports.js';
-import { packCompileTask } from './compile-worker.js';
 import type { Threads } from './threads.js';
 import { ownBuffers } from './transfer.js';
 
@@ -33,7 +32,7 @@ export function taskPool(threads: Threads): TaskPool {
       close,
     },
     compile: {
-      compile: (task: CompileTask) => pool.run(packCompileTask(task), { name: 'compile' }),
+      compile: (task: CompileTask) => pool.run(task, { name: 'compile' }),
     },
     run: (name, task, moved = []) => pool.run(task, { name, transferList: ownBuffers(moved) }),
     // One task per thread: a worker takes one at a time, so each of them answers. Lazy threads load at the first task.

@@ -1,5 +1,6 @@
-import { buildKeySet, type KeySet } from '../match/key-set.js';
+import { buildKeySet, type KeySet, type KeySetData } from '../match/key-set.js';
 import { FilterSet, addRef, mergeKeys, type FilterSetData } from '../match/filter-set.js';
+import { addressKeySet, addressesIn, type AddressKey } from '../match/watched-keys.js';
 import { readProbe } from './probe.js';
 
 /**
@@ -25,11 +26,31 @@ function hexKey(hex: string, width: 20 | 32): Uint8Array {
   return Buffer.from(k.slice(2), 'hex');
 }
 
-/** Compiles the watched keys of `streams`; `seed` mixes into every hash (a new one per version). */
-export function compileFilterSet(version: number, streams: readonly WatchedStream[], seed?: number): FilterSetData {
-  const addresses = mergeKeys(streams.flatMap((s) => s.addresses.map((a) => [hexKey(a, 20), s.index] as const)));
+/** A stored EVM address (0x and 40 lowercase hex digits) as its 20 bytes: key set 0's keys. */
+export const evmAddressKey: AddressKey = {
+  width: 20,
+  write(address, out, at) {
+    if (!KEY_FORM[20].test(address)) throw new RangeError(`${address} is not a 20-byte 0x-prefixed lowercase hex key`);
+    Buffer.from(out.buffer, out.byteOffset, out.byteLength).write(address.slice(2), at, 20, 'hex');
+  },
+};
+
+/** The filter set of streams whose address set is compiled (`addresses`: engine/match/watched-keys.ts): the topics of the allAddresses streams beside it. */
+export function evmFilterSet(
+  version: number,
+  streams: ReadonlyArray<Pick<WatchedStream, 'index' | 'allAddresses' | 'topic0'>>,
+  addresses: KeySetData,
+  seed?: number,
+): FilterSetData {
   const topics = mergeKeys(streams.filter((s) => s.allAddresses).flatMap((s) => s.topic0.map((t) => [hexKey(t, 32), s.index] as const)));
-  return { version, family: 'evm', sets: [buildKeySet(20, addresses, seed), buildKeySet(32, topics, seed)], every: [] };
+  return { version, family: 'evm', sets: [addresses, buildKeySet(32, topics, seed)], every: [] };
+}
+
+/** Compiles the watched keys of `streams` (their addresses in any case); `seed` mixes into every hash (a new one per version). */
+export function compileFilterSet(version: number, streams: readonly WatchedStream[], seed = 0x9e3779b9): FilterSetData {
+  const byStream = new Map(streams.map((s) => [String(s.index), s.addresses.map((a) => a.toLowerCase())]));
+  const entries = streams.map((s) => ({ index: s.index, id: String(s.index), derived: new Uint8Array(0) }));
+  return evmFilterSet(version, streams, addressKeySet(evmAddressKey, entries, addressesIn(byStream), seed), seed);
 }
 
 /** The addresses section against key set 0, then the topics section against key set 1. */

@@ -1,41 +1,50 @@
 import type { Logger } from '../log.js';
 import { DERIVED_KEY_BYTES, type CompileTask, type FilterCompiler, type Matchings } from './ports.js';
 import type { FilterSetData } from './filter-set.js';
+import { addressKeySet, type AddressReader } from './watched-keys.js';
 
 /**
  * Where a chain's filter set is compiled: here, on the calling thread, or in the worker pool. A million
- * watched addresses take seconds to compile (distinct keys merged, then hashed into the key sets), which on
- * the serving thread would hold every request that long; a few thousand take a few milliseconds, less than
- * a worker's round trip, and a set is wanted by the block waiting on it.
+ * watched addresses take seconds to compile (read from the store, distinct keys merged, then hashed into the key
+ * sets), which on the serving thread would hold every request that long; a few thousand take a few milliseconds,
+ * less than a worker's round trip, and a set is wanted by the block waiting on it. Either thread reads the streams'
+ * addresses from the store itself (`read`): none of them is kept in the serving thread's heap.
  */
 
-/** The family's compile (by the registry of families), run here; an error for a family without matching. */
-export function compileHere(matching: Matchings, task: CompileTask): FilterSetData {
+/** The family's compile (by the registry of families), run here over the addresses `read` gives; an error for a family without matching. */
+export function compileHere(matching: Matchings, task: CompileTask, read: AddressReader): FilterSetData {
   const m = matching(task.family);
   if (m === undefined) throw new Error(`no matching for ${task.family} chains`);
-  return m.compile(task.version, task.entries, task.seed);
+  const addresses = addressKeySet(m.addressKey, task.entries, read, task.seed);
+  return m.compile(task.version, task.entries, task.seed, addresses);
 }
 
-export const inlineCompiler = (matching: Matchings): FilterCompiler => ({
-  compile: (task) => Promise.resolve(compileHere(matching, task)),
+export const inlineCompiler = (matching: Matchings, read: AddressReader): FilterCompiler => ({
+  compile: (task) => Promise.resolve(compileHere(matching, task, read)),
 });
 
 /** Watched keys (addresses, xpub-derived keys, topics, programs, mints) of a task: what its compile's time grows with. */
 export function keysOf(task: Pick<CompileTask, 'entries'>): number {
   let n = 0;
   for (const e of task.entries) {
-    n += e.addresses.length + e.derived.length / DERIVED_KEY_BYTES;
+    n += e.count + e.derived.length / DERIVED_KEY_BYTES;
     for (const keys of Object.values(e.keys)) n += keys.length;
   }
   return n;
 }
 
-/** `pool` for a task of more than `maxKeys` watched keys (logged: matching of the chain waits for it), the calling thread for smaller ones. */
-export function inlineSmallCompiles(pool: FilterCompiler, maxKeys: number, log: Logger, matching: Matchings): FilterCompiler {
+/** `pool` for a task of more than `maxKeys` watched keys (logged: matching of the chain waits for it), the calling thread (reading with `read`) for smaller ones. */
+export function inlineSmallCompiles(
+  pool: FilterCompiler,
+  maxKeys: number,
+  log: Logger,
+  matching: Matchings,
+  read: AddressReader,
+): FilterCompiler {
   return {
     async compile(task) {
       const keys = keysOf(task);
-      if (keys <= maxKeys) return compileHere(matching, task);
+      if (keys <= maxKeys) return compileHere(matching, task, read);
       const about = { chain: task.chain, version: task.version, streams: task.entries.length, keys };
       log.info('compiling a filter set in the worker pool', about);
       const filter = await pool.compile(task);

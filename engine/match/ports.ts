@@ -2,6 +2,8 @@ import type { ChainFamily } from '../chains/registry.js';
 import type { Watched } from '../streams/family.js';
 import type { StoredStream } from '../streams/model.js';
 import type { FilterSetData, ProbeWalk } from './filter-set.js';
+import type { KeySetData } from './key-set.js';
+import type { AddressKey } from './watched-keys.js';
 
 /** The match workers (a piscina pool in workers/pool.ts): a chain's blocks tested against a compiled filter set. */
 export interface MatchPool {
@@ -32,8 +34,10 @@ export type WatchedKeys = Readonly<Record<string, readonly string[]>>;
 /** One stream of a chain as its family's compile takes it. */
 export interface WatchedEntry {
   index: number;
-  /** Watched addresses as stored. */
-  addresses: readonly string[];
+  /** The stream's id: its addresses are read from the store (`streamAddresses`) by the thread that compiles. */
+  id: string;
+  /** How many addresses it watches (its record's amountOfAddresses): what the compile's size is judged by. */
+  count: number;
   allAddresses: boolean;
   /** The family's own keys (what its stream family's `watched` answers). */
   keys: WatchedKeys;
@@ -51,9 +55,14 @@ export const DERIVED_KEY_BYTES = 32;
 /** No derived keys: what every stream has but those whose family derives some. */
 export const NO_DERIVED = new Uint8Array(0);
 
-/** A chain family's match step: compile what its streams watch into a filter set, and walk a block's probe column against it. */
+/**
+ * A chain family's match step: how a stored address becomes its key, the compile of what its streams watch into a
+ * filter set (given the key set of their addresses and derived keys, compiled from raw bytes: engine/match/watched-keys.ts),
+ * and the walk of a block's probe column against it.
+ */
 export interface FamilyMatching {
-  compile(version: number, entries: readonly WatchedEntry[], seed: number): FilterSetData;
+  addressKey: AddressKey;
+  compile(version: number, entries: readonly WatchedEntry[], seed: number, addresses: KeySetData): FilterSetData;
   walk: ProbeWalk;
 }
 

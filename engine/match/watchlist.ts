@@ -5,13 +5,15 @@ import type { StoredStream } from '../streams/model.js';
 import { findChain, type ChainFamily } from '../chains/registry.js';
 import { inlineCompiler } from './compile.js';
 import type { FilterSetData } from './filter-set.js';
+import { storedAddresses, type AddressReader } from './watched-keys.js';
 
 /**
- * What every stream watches, kept in memory beside the store and compiled per
- * chain into a filter set on demand (off the serving thread for a large one). A change bumps the version of the chains
- * its stream lists (before and after the change); the next block matched on
- * such a chain compiles (once) and publishes the new set, so a change takes
- * effect from the next block on, none missed, and other chains keep theirs.
+ * What every stream watches, compiled per chain into a filter set on demand (off the serving thread for a large
+ * one). Kept here: each stream's definition (chains, allAddresses, the family's keys) and how many addresses it
+ * watches, never the addresses themselves: those stay in the store (`streamAddresses`), read by the thread that
+ * compiles (docs/decisions/watched-set.md). A change bumps the version of the chains its stream lists (before and
+ * after the change); the next block matched on such a chain compiles (once) and publishes the new set, so a change
+ * takes effect from the next block on, none missed, and other chains keep theirs.
  */
 export interface CompiledChain {
   filter: FilterSetData;
@@ -26,6 +28,11 @@ interface Watched {
   keys: StreamWatched['keys'];
 }
 
+/** A stream of the watchlist: its definition, and how many addresses it watches (its record's amountOfAddresses). */
+interface Listed extends Watched {
+  count: number;
+}
+
 /** A chain's streams as the family's compile takes them: `streams[i]` is the stream of entry index i. */
 export interface WatchedOn {
   streams: Array<{ id: string; tenantId: string }>;
@@ -33,8 +40,7 @@ export interface WatchedOn {
 }
 
 export class Watchlist {
-  private readonly streams = new Map<string, Watched>();
-  private readonly addresses = new Map<string, Set<string>>();
+  private readonly streams = new Map<string, Listed>();
   /** Versions count up across chains; each chain keeps the version of its last change, so a change recompiles only the chains it concerns. */
   private counter = 0;
   private readonly versions = new Map<string, number>();
@@ -42,7 +48,8 @@ export class Watchlist {
   private readonly compiling = new Map<string, { version: number; done: Promise<CompiledChain> }>();
   private loaded: Promise<void> = Promise.resolve();
   private isLoaded = true;
-  private compiler: FilterCompiler;
+  private compiler: FilterCompiler | undefined;
+  private addresses: AddressReader | undefined;
   private readonly families: WatchFamilies;
   private readonly seedOf: (chain: string, version: number) => number;
   private readonly derivedOf: (id: string) => Uint8Array;
@@ -51,27 +58,29 @@ export class Watchlist {
     families,
     seedOf = () => 0x9e3779b9,
     derivedOf = () => NO_DERIVED,
+    addresses,
   }: {
     /** The registry of families: each family's compile, and what a stored stream watches. */
     families: WatchFamilies;
     seedOf?: (chain: string, version: number) => number;
     /** Keys a family derives from a stream (Bitcoin: the script hashes of its xpubs' windows, engine/bitcoin/xpub-windows.ts). */
     derivedOf?: (id: string) => Uint8Array;
+    /** Where this thread reads a stream's addresses when it compiles (the store load() reads, unless given). */
+    addresses?: AddressReader;
   }) {
     this.families = families;
     this.seedOf = seedOf;
     this.derivedOf = derivedOf;
-    this.compiler = inlineCompiler(families.matching);
+    this.addresses = addresses;
   }
 
   /**
-   * Loads every stream and its addresses (at start), a page at a time with `pause` (a turn of the event loop)
-   * between pages: a million addresses take seconds to read, and the server answers meanwhile. Changes made
-   * meanwhile are applied as they come: each page reads what the store holds then, so an address added or
-   * removed before its page is read is found there as it is now, and one after is told here like any change.
-   * Compiling waits for the load to end.
+   * Loads every stream's record (at start), a page at a time with `pause` (a turn of the event loop) between
+   * pages; no address is read (a compile reads them). Changes made meanwhile are applied as they come. Compiling
+   * waits for the load to end.
    */
   load(kv: Kv, pause: () => Promise<void> = () => Promise.resolve()): Promise<void> {
+    this.addresses ??= storedAddresses((opts) => kv.keys('streamAddresses', opts));
     this.isLoaded = false;
     this.loaded = this.loadPages(kv, pause).then(() => void (this.isLoaded = true));
     return this.loaded;
@@ -85,49 +94,33 @@ export class Watchlist {
       if (page.length < LOAD_PAGE / 100 + 1) break;
       start = page.at(-1)!.key;
     }
-    for (let start: string | undefined; ; ) {
-      await pause();
-      const keys = kv.keys('streamAddresses', { ...(start === undefined ? {} : { start }), limit: LOAD_PAGE + 1 });
-      // Keys sort by stream: one lookup of the stream's set per run of its keys.
-      let id = '';
-      let set: Set<string> | undefined;
-      for (const key of keys) {
-        if (key === start) continue;
-        const at = key.lastIndexOf('/');
-        if (at !== id.length || !key.startsWith(id)) {
-          id = key.slice(0, at);
-          // A stream removed since its record was read has its rows removed in the same write: none to keep.
-          set = this.streams.has(id) ? this.addressesOf(id) : undefined;
-        }
-        set?.add(key.slice(at + 1));
-      }
-      if (keys.length < LOAD_PAGE + 1) break;
-      start = keys.at(-1)!;
-    }
   }
 
   /** A stream was created or its definition changed. */
-  stream(s: Pick<StoredStream, 'id' | 'tenantId'> & StreamWatched): void {
+  stream(s: Pick<StoredStream, 'id' | 'tenantId'> & Partial<Pick<StoredStream, 'amountOfAddresses'>> & StreamWatched): void {
     const next: Watched = { tenantId: s.tenantId, chainIds: s.chainIds, allAddresses: s.allAddresses, keys: s.keys };
+    const was = this.streams.get(s.id);
+    const count = s.amountOfAddresses ?? was?.count ?? 0;
     // An update that leaves what matching reads alone (a description, a webhook URL) recompiles nothing.
-    if (JSON.stringify(this.streams.get(s.id)) === JSON.stringify(next)) return;
+    if (was !== undefined && JSON.stringify({ ...was, count: undefined }) === JSON.stringify(next)) {
+      was.count = count;
+      return;
+    }
     this.changed(s.id);
-    this.streams.set(s.id, next);
+    this.streams.set(s.id, { ...next, count });
     this.changed(s.id);
   }
 
   removed(id: string): void {
     this.changed(id);
     this.streams.delete(id);
-    this.addresses.delete(id);
   }
 
-  /** Addresses (in their stored form: EVM lowercase, Solana as given) added to or removed from a stream. */
+  /** Addresses (in their stored form: EVM lowercase, Solana as given) added to or removed from a stream: committed to the store, which the next compile reads. */
   addressesChanged(id: string, added: readonly string[], removed: readonly string[]): void {
     if (added.length === 0 && removed.length === 0) return;
-    const set = this.addressesOf(id);
-    for (const a of added) set.add(a);
-    for (const a of removed) set.delete(a);
+    const s = this.streams.get(id);
+    if (s !== undefined) s.count = Math.max(0, s.count + added.length - removed.length);
     this.changed(id);
   }
 
@@ -160,7 +153,7 @@ export class Watchlist {
     const family = findChain(chain)?.family;
     if (family === undefined) throw new Error(`no chain ${chain} in the registry`);
     const task = { chain, family, version, entries, seed: this.seedOf(chain, version) };
-    const done = this.compiler.compile(task).then((filter) => {
+    const done = this.current.compile(task).then((filter) => {
       const next = { filter, streams };
       // A newer version compiled meanwhile (a change, then a quicker compile) is kept.
       if ((this.compiled.get(chain)?.filter.version ?? -1) < version) this.compiled.set(chain, next);
@@ -197,6 +190,12 @@ export class Watchlist {
     this.compiler = compiler;
   }
 
+  /** The compiler until compileWith: this thread's, reading addresses where load() reads (none without a store). */
+  private get current(): FilterCompiler {
+    this.compiler ??= inlineCompiler(this.families.matching, (id, visit) => this.addresses?.(id, visit));
+    return this.compiler;
+  }
+
   /** What `compile` hands the chain's family: every stream listing the chain, with what it watches. */
   watchedOn(chain: string): WatchedOn {
     const out: WatchedOn = { streams: [], entries: [] };
@@ -204,7 +203,8 @@ export class Watchlist {
       if (!s.chainIds.includes(chain)) continue;
       out.entries.push({
         index: out.streams.length,
-        addresses: [...(this.addresses.get(id) ?? [])],
+        id,
+        count: s.count,
         allAddresses: s.allAddresses,
         keys: s.keys,
         derived: this.derivedOf(id),
@@ -219,20 +219,7 @@ export class Watchlist {
     const version = ++this.counter;
     for (const chain of this.streams.get(id)?.chainIds ?? []) this.versions.set(chain, version);
   }
-
-  /** The stream's watched addresses (stored form). */
-  watched(id: string): ReadonlySet<string> {
-    return this.addresses.get(id) ?? NONE;
-  }
-
-  private addressesOf(id: string): Set<string> {
-    let set = this.addresses.get(id);
-    if (set === undefined) this.addresses.set(id, (set = new Set()));
-    return set;
-  }
 }
-
-const NONE: ReadonlySet<string> = new Set();
 
 /** Addresses read per page of the load (and a hundredth as many streams): some tens of ms of the serving thread each. */
 const LOAD_PAGE = 10_000;
