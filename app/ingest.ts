@@ -174,10 +174,12 @@ export async function startIngest({
             await hold('pool compile');
             return filter;
           },
+          ...(pool.compile.layer === undefined ? {} : { layer: pool.compile.layer }),
         };
   const addresses = storedAddresses((opts) => store.keys('streamAddresses', opts));
   watchlist.compileWith(inlineSmallCompiles(poolCompile, INLINE_COMPILE_KEYS, log, FAMILIES.matching, addresses));
-  const match = inlineSmallRounds(pool.match, store, INLINE_MATCH_BLOCKS, FAMILIES.matching);
+  // Match tasks hold the stored bases their sets name (removed only once none runs).
+  const match = inlineSmallRounds(watchlist.holding(pool.match), store, INLINE_MATCH_BLOCKS, FAMILIES.matching);
   const builder = byFamily(webhooks);
   // The partitions matched for: every one in one process; on a cluster node those it adopted, and none on a node owning
   // none (ingest without match and deliver): the partitions' owners match the blocks it follows, from the bus.

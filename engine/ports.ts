@@ -34,6 +34,8 @@ export const CORE_TABLES = [
   'streamAddresses',
   // Compiled watched sets kept on disk and read in place (engine/match/stored-key-set.ts): derived, rebuilt when absent.
   'watchedSets',
+  // The change log of what streams watch, laid over a stored watched set (engine/streams/watch-log.ts).
+  'watchChanges',
   'streamXpubs',
   'xpubUsed',
   'xpubKeys',

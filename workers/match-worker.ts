@@ -2,7 +2,10 @@ import { move } from 'piscina';
 import { packMatches, type FilterSetData } from '../engine/match/filter-set.js';
 import { FilterSets, matchBlocks } from '../engine/match/match-blocks.js';
 import type { Matchings } from '../engine/match/ports.js';
-import { workerDb } from './worker-store.js';
+import { workerDb, workerKv } from './worker-store.js';
+import type { StoredSetRef } from '../engine/match/layered.js';
+import { readKeySet } from '../engine/match/stored-key-set.js';
+import { MAPPED_FROM } from '../storage/map-size.js';
 
 /**
  * A match worker (piscina): opens the server's LMDB environment in this thread,
@@ -22,7 +25,7 @@ export interface MatchTask {
  * the task, in order, packed (packMatches); a block without a probe column (pruned, rolled back) has no match.
  */
 export function matchTask(matching: Matchings): (task: MatchTask) => Uint32Array {
-  const sets = new FilterSets(matching);
+  const sets = new FilterSets(matching, resolveStored);
   return (task) => {
     const db = workerDb('probes');
     // A fresh snapshot per task: blocks the main thread committed since the last one are seen.
@@ -35,4 +38,20 @@ export function matchTask(matching: Matchings): (task: MatchTask) => Uint32Array
     // Moved, not copied, back to the main thread.
     return move(packMatches(matches)) as Uint32Array;
   };
+}
+
+/**
+ * A base kept in the store, read through this worker's handle: its table as views of the map (valid while the base
+ * stands: the main thread removes it only once no task naming it runs), its bloom filter the shared one of the ref.
+ */
+function resolveStored(ref: StoredSetRef) {
+  const db = workerDb('watchedSets');
+  const mapped = (key: string): Uint8Array | undefined => {
+    const b = db.getBinaryFast(key);
+    if (b === undefined) return undefined;
+    return b.length >= MAPPED_FROM ? b.subarray(0, b.length) : Uint8Array.prototype.slice.call(b, 0, b.length);
+  };
+  const data = readKeySet(workerKv, mapped, ref.stored);
+  if (data === undefined) throw new Error(`no stored set ${ref.stored}`);
+  return { ...data, bloom: ref.bloom };
 }

@@ -1,4 +1,4 @@
-import type { KeySetData } from '../match/key-set.js';
+import type { SetData } from '../match/layered.js';
 import type { FilterSet, FilterSetData } from '../match/filter-set.js';
 import { addressKeySet, addressesIn, type AddressKey } from '../match/watched-keys.js';
 import { decodeAddress } from './address.js';
@@ -29,7 +29,7 @@ export const bitcoinAddressKey: AddressKey = { width: 32, write: (address, out, 
 export const bitcoinFilterSet = (
   version: number,
   wallets: ReadonlyArray<Pick<WatchedWallet, 'index' | 'allAddresses'>>,
-  keys: KeySetData,
+  keys: SetData,
 ): FilterSetData => ({
   version,
   family: 'bitcoin',

@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto';
-import type { KeySet } from '../match/key-set.js';
+import type { ProbeKeys } from '../match/layered.js';
 import type { BtcTransaction } from './block.js';
 import { hasAddress, scriptType } from './script.js';
 
@@ -76,7 +76,7 @@ export function readBtcProbe(bytes: Uint8Array): { count: number; keysAt: number
  * stream even when several of its scripts are watched (a transaction paying two
  * watched addresses, or one twice).
  */
-export function bitcoinProbeMatch(keys: KeySet, probe: Uint8Array): Map<number, number[]> {
+export function bitcoinProbeMatch(keys: ProbeKeys, probe: Uint8Array): Map<number, number[]> {
   const out = new Map<number, number[]>();
   if (keys.size === 0) return out;
   if (keys.width !== KEY) throw new RangeError(`a Bitcoin probe needs a key set of ${KEY}-byte keys, not ${keys.width}`);

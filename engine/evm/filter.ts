@@ -1,4 +1,5 @@
-import { buildKeySet, type KeySet, type KeySetData } from '../match/key-set.js';
+import { KeySet, buildKeySet, type KeySetData } from '../match/key-set.js';
+import type { ProbeKeys, SetData } from '../match/layered.js';
 import { FilterSet, addRef, mergeKeys, type FilterSetData } from '../match/filter-set.js';
 import { addressKeySet, addressesIn, type AddressKey } from '../match/watched-keys.js';
 import { readProbe } from './probe.js';
@@ -29,17 +30,29 @@ function hexKey(hex: string, width: 20 | 32): Uint8Array {
 /** A stored EVM address (0x and 40 lowercase hex digits) as its 20 bytes: key set 0's keys. */
 export const evmAddressKey: AddressKey = {
   width: 20,
+  // Digit by digit (no regular expression, no Buffer): tens of millions of them in a compile.
   write(address, out, at) {
-    if (!KEY_FORM[20].test(address)) throw new RangeError(`${address} is not a 20-byte 0x-prefixed lowercase hex key`);
-    Buffer.from(out.buffer, out.byteOffset, out.byteLength).write(address.slice(2), at, 20, 'hex');
+    if (address.length !== 42 || address.charCodeAt(0) !== 48 || address.charCodeAt(1) !== 120) throw notAddress(address);
+    for (let i = 0; i < 20; i++) {
+      const hi = HEX[address.charCodeAt(2 + 2 * i)] ?? 255;
+      const lo = HEX[address.charCodeAt(3 + 2 * i)] ?? 255;
+      if ((hi | lo) > 15) throw notAddress(address);
+      out[at + i] = (hi << 4) | lo;
+    }
   },
 };
+
+/** Each lowercase hex digit's value by its character code; 255 for any other character. */
+const HEX = new Uint8Array(128).fill(255);
+for (let d = 0; d < 16; d++) HEX['0123456789abcdef'.charCodeAt(d)] = d;
+
+const notAddress = (address: string): RangeError => new RangeError(`${address} is not a 20-byte 0x-prefixed lowercase hex key`);
 
 /** The filter set of streams whose address set is compiled (`addresses`: engine/match/watched-keys.ts): the topics of the allAddresses streams beside it. */
 export function evmFilterSet(
   version: number,
   streams: ReadonlyArray<Pick<WatchedStream, 'index' | 'allAddresses' | 'topic0'>>,
-  addresses: KeySetData,
+  addresses: SetData,
   seed?: number,
 ): FilterSetData {
   const topics = mergeKeys(streams.filter((s) => s.allAddresses).flatMap((s) => s.topic0.map((t) => [hexKey(t, 32), s.index] as const)));
@@ -58,7 +71,7 @@ export function walkProbe(set: FilterSet, probe: Uint8Array): Map<number, number
   const p = readProbe(probe);
   const dv = new DataView(probe.buffer, probe.byteOffset, probe.byteLength);
   const out = new Map<number, number[]>();
-  const [addresses, topics] = set.sets as [KeySet, KeySet];
+  const [addresses, topics] = set.sets as [ProbeKeys, ProbeKeys];
   // KeySet.find rather than lookup: nothing is allocated for a key no stream watches (most of them),
   // and a hit's streams are read from the postings in place.
   if (addresses.size > 0) {
@@ -82,11 +95,17 @@ export class EvmFilterSet extends FilterSet {
     super(data, walkProbe);
   }
 
+  /** The addresses' key set, when it is a plain one (not layered). */
   get addresses(): KeySet {
-    return this.sets[0]!;
+    return plain(this.sets[0]!);
   }
 
   get topics(): KeySet {
-    return this.sets[1]!;
+    return plain(this.sets[1]!);
   }
+}
+
+function plain(s: ProbeKeys): KeySet {
+  if (!(s instanceof KeySet)) throw new TypeError('a layered key set, not a plain one');
+  return s;
 }

@@ -2,6 +2,11 @@ import type { Logger } from '../log.js';
 import { DERIVED_KEY_BYTES, type CompileTask, type FilterCompiler, type Matchings } from './ports.js';
 import type { FilterSetData } from './filter-set.js';
 import { addressKeySet, type AddressReader } from './watched-keys.js';
+import type { Kv } from '../ports.js';
+import { buildLayer, type LayerResult, type LayerTask } from './bases.js';
+import type { LayeredSetData } from './layered.js';
+import { writeBase } from './stored-base.js';
+import { watchSeq } from '../streams/watch-log.js';
 
 /**
  * Where a chain's filter set is compiled: here, on the calling thread, or in the worker pool. A million
@@ -11,12 +16,38 @@ import { addressKeySet, type AddressReader } from './watched-keys.js';
  * addresses from the store itself (`read`): none of them is kept in the serving thread's heap.
  */
 
-/** The family's compile (by the registry of families), run here over the addresses `read` gives; an error for a family without matching. */
-export function compileHere(matching: Matchings, task: CompileTask, read: AddressReader): FilterSetData {
+/**
+ * The family's compile (by the registry of families), run here over the addresses `read` gives; an error for a
+ * family without matching. With `store` (and the task's `store`), the address set is kept in it as the chain's base,
+ * at the watch log's number as `store` reads it (the same snapshot as `read`): dense, in this thread's memory (lmdb-js
+ * is not handed shared memory), its bloom filter copied into shared memory for the answer, which names it by ref.
+ */
+export function compileHere(matching: Matchings, task: CompileTask, read: AddressReader, store?: Kv): FilterSetData {
   const m = matching(task.family);
   if (m === undefined) throw new Error(`no matching for ${task.family} chains`);
-  const addresses = addressKeySet(m.addressKey, task.entries, read, task.seed);
-  return m.compile(task.version, task.entries, task.seed, addresses);
+  if (task.store !== true || store === undefined)
+    return m.compile(task.version, task.entries, task.seed, addressKeySet(m.addressKey, task.entries, read, task.seed));
+  const seq = watchSeq(store);
+  const data = addressKeySet(m.addressKey, task.entries, read, task.seed, { load: 0.75, shared: false });
+  const base = writeBase(
+    store,
+    task.chain,
+    seq,
+    task.entries.map((e) => e.id),
+    data,
+  );
+  const bloom = new Uint32Array(new SharedArrayBuffer(data.bloom.byteLength));
+  bloom.set(data.bloom);
+  const { slots: _s, postingAt: _p, postings: _q, ...rest } = data;
+  const set: LayeredSetData = { base: { ...rest, bloom, stored: base.name }, layers: [], stored: base.name };
+  return { ...m.compile(task.version, task.entries, task.seed, set), base };
+}
+
+/** A change layer built here (the pool's, or this thread's over the store). */
+export function layerHere(matching: Matchings, task: LayerTask, kv: Pick<Kv, 'get' | 'range'>): LayerResult {
+  const m = matching(task.family as CompileTask['family']);
+  if (m === undefined) throw new Error(`no matching for ${task.family} chains`);
+  return buildLayer(kv, m.addressKey, task);
 }
 
 export const inlineCompiler = (matching: Matchings, read: AddressReader): FilterCompiler => ({
@@ -51,5 +82,6 @@ export function inlineSmallCompiles(
       log.info('compiled a filter set', about);
       return filter;
     },
+    ...(pool.layer === undefined ? {} : { layer: pool.layer }),
   };
 }

@@ -1,5 +1,7 @@
 import type { ChainFamily } from '../chains/registry.js';
-import { KeySet, type KeySetData, type KeySetInput } from './key-set.js';
+import type { KeySetInput } from './key-set.js';
+import { probeKeys, type ProbeKeys, type ResolveStored, type SetData } from './layered.js';
+import type { BaseHeader } from './stored-base.js';
 
 /**
  * The compiled filter set of one chain: the keys its streams watch, each with
@@ -15,10 +17,12 @@ import { KeySet, type KeySetData, type KeySetInput } from './key-set.js';
 export interface FilterSetData {
   version: number;
   family: ChainFamily;
-  /** The family's key sets, in the order its probe walker reads them. */
-  sets: KeySetData[];
+  /** The family's key sets, in the order its probe walker reads them (the addresses' set, 0, may be layered: engine/match/layered.ts). */
+  sets: SetData[];
   /** Streams that want every item of a block (allAddresses): each gets the ref EVERY, after its keys' refs. */
   every: number[];
+  /** The base its address set was kept in the store as (a compile in the pool with `store`). */
+  base?: BaseHeader;
 }
 
 /** The ref a stream of `every` gets: the whole block concerns it. */
@@ -30,16 +34,18 @@ export type ProbeWalk = (set: FilterSet, probe: Uint8Array) => Map<number, numbe
 export class FilterSet {
   readonly version: number;
   readonly family: ChainFamily;
-  readonly sets: KeySet[];
+  readonly sets: ProbeKeys[];
   readonly every: readonly number[];
 
+  /** `resolve`: how this thread reads a base kept in the store, posted by its ref. */
   constructor(
     data: FilterSetData,
     private readonly walk: ProbeWalk,
+    resolve?: ResolveStored,
   ) {
     this.version = data.version;
     this.family = data.family;
-    this.sets = data.sets.map((s) => new KeySet(s));
+    this.sets = data.sets.map((s) => probeKeys(s, resolve));
     this.every = data.every;
   }
 

@@ -2,7 +2,8 @@ import type { ChainFamily } from '../chains/registry.js';
 import type { Watched } from '../streams/family.js';
 import type { StoredStream } from '../streams/model.js';
 import type { FilterSetData, ProbeWalk } from './filter-set.js';
-import type { KeySetData } from './key-set.js';
+import type { SetData } from './layered.js';
+import type { ChangeLayerData } from './layered.js';
 import type { AddressKey } from './watched-keys.js';
 
 /** The match workers (a piscina pool in workers/pool.ts): a chain's blocks tested against a compiled filter set. */
@@ -18,6 +19,8 @@ export interface MatchPool {
  */
 export interface FilterCompiler {
   compile(task: CompileTask): Promise<FilterSetData>;
+  /** Builds a change layer from the watch log (engine/match/bases.ts); none: built on the calling thread. */
+  layer?(task: LayerTask): Promise<LayerResult>;
 }
 
 export interface CompileTask {
@@ -26,6 +29,11 @@ export interface CompileTask {
   version: number;
   entries: WatchedEntry[];
   seed: number;
+  /**
+   * Keep the address set in the store as the chain's base (engine/match/stored-base.ts) when compiled in the pool:
+   * entries[i].index is i. The answer's `base` then names it.
+   */
+  store?: boolean;
 }
 
 /** A family's own watched keys beyond addresses, by name, as its compile reads them (EVM: topic0; Solana: programIds, mintAddresses). */
@@ -62,7 +70,7 @@ export const NO_DERIVED = new Uint8Array(0);
  */
 export interface FamilyMatching {
   addressKey: AddressKey;
-  compile(version: number, entries: readonly WatchedEntry[], seed: number, addresses: KeySetData): FilterSetData;
+  compile(version: number, entries: readonly WatchedEntry[], seed: number, addresses: SetData): FilterSetData;
   walk: ProbeWalk;
 }
 
@@ -74,4 +82,24 @@ export interface WatchFamilies {
   matching: Matchings;
   /** What a stored stream of any family watches (by its family's rule, records of no family included). */
   watched(s: StoredStream): Watched;
+}
+
+/** A layer of the watch log's changes after `after`, as the pool builds it. */
+export interface LayerTask {
+  chain: string;
+  family: string;
+  after: number;
+  /** Index of each stream in the chain's numbering (streams not listed are another chain's, or gone). */
+  index: Record<string, number>;
+  seed: number;
+}
+
+export interface LayerResult {
+  /** The last change it holds. */
+  upTo: number;
+  layer: ChangeLayerData;
+  /** Keys changed (adds and removals). */
+  keys: number;
+  /** Streams created after `after` (a start checks its streams against the base's with them). */
+  created: string[];
 }

@@ -1,4 +1,4 @@
-import { fillKeySet, type KeySetData } from './key-set.js';
+import { KeySet, allocKeySet, type KeySetData, type KeySetLayout } from './key-set.js';
 
 /**
  * The key set of a chain's watched addresses compiled from raw key bytes: each stored address written as its key
@@ -63,7 +63,13 @@ export interface AddressEntry {
 }
 
 /** The key set of the entries' stored addresses (read by `read`) and derived keys, each key with every stream watching it. */
-export function addressKeySet(key: AddressKey, entries: readonly AddressEntry[], read: AddressReader, seed: number): KeySetData {
+export function addressKeySet(
+  key: AddressKey,
+  entries: readonly AddressEntry[],
+  read: AddressReader,
+  seed: number,
+  layout?: KeySetLayout,
+): KeySetData {
   const pairs = new KeyPairs(key.width);
   for (const e of entries) {
     read(e.id, (address) => {
@@ -72,27 +78,51 @@ export function addressKeySet(key: AddressKey, entries: readonly AddressEntry[],
     });
     if (e.derived.length > 0) pairs.addRun(e.derived, e.index);
   }
-  return keySetOfPairs(pairs, seed);
+  return keySetOfPairs(pairs, seed, layout);
 }
+
+/** The top bit of a pair's stream word: the pair removes the key from the stream (a change layer's), rather than adds it. */
+export const REMOVES = 0x8000_0000;
 
 /**
  * The key set of the pairs: a key listed by several streams gets them all (sorted), a stream listing a key twice
- * counts once. Distinct keys are found through an open-addressing table of pair numbers (head of each key's chain of
- * pairs) over the flat key array, compared word by word.
+ * counts once. `layout.load` above 0.5 also shares one posting among the keys of one stream alone (a stored set).
  */
-export function keySetOfPairs(pairs: KeyPairs, seed: number): KeySetData {
+export function keySetOfPairs(pairs: KeyPairs, seed: number, layout?: KeySetLayout): KeySetData {
+  return fillPairs(pairs, indexPairs(pairs, false), seed, layout, () => true);
+}
+
+/**
+ * A change layer's two key sets from pairs in the order of the changes (a stream word with REMOVES for a removal):
+ * per key and stream the last change counts, an add in `adds`, a removal in `removes`.
+ */
+export function changeSetsOfPairs(pairs: KeyPairs, seed: number): { adds: KeySetData; removes: KeySetData } {
+  const index = indexPairs(pairs, true);
+  return {
+    adds: fillPairs(pairs, index, seed, {}, (w) => (w & REMOVES) === 0),
+    removes: fillPairs(pairs, index, seed, {}, (w) => (w & REMOVES) !== 0),
+  };
+}
+
+/** Distinct keys of the pairs: per table slot, 0 or 1 + the first pair of a key; per pair, 1 + the next pair of the same key and another stream, or 0. */
+interface PairIndex {
+  head: Uint32Array;
+  next: Uint32Array;
+}
+
+/**
+ * Finds the distinct keys through an open-addressing table of pair numbers over the flat key array, compared word by
+ * word. A (key, stream) listed again is dropped, or with `last` takes the later pair's word (its change).
+ */
+function indexPairs(pairs: KeyPairs, last: boolean): PairIndex {
   const { width, count: n, streams } = pairs;
   const words = width / 4;
   // The keys' words as stored (the machine's byte order): equal bytes, equal words.
   const kw = new Uint32Array(pairs.keys.buffer, 0, n * words);
   const capacity = 2 ** Math.ceil(Math.log2(Math.max(2, n * 2)));
   const mask = capacity - 1;
-  /** Per table slot: 0, or 1 + the first pair of a distinct key. */
   const head = new Uint32Array(capacity);
-  /** Per pair: 1 + the next pair of the same key and another stream, or 0. */
   const next = new Uint32Array(n);
-  let distinct = 0;
-  let postings = 0;
   for (let i = 0; i < n; i++) {
     const at = i * words;
     let h = 0x9e3779b9;
@@ -103,39 +133,73 @@ export function keySetOfPairs(pairs: KeyPairs, seed: number): KeySetData {
       const j = head[slot]!;
       if (j === 0) {
         head[slot] = i + 1;
-        distinct++;
-        postings += 2;
         break;
       }
       if (sameWords(kw, (j - 1) * words, at, words)) {
+        const stream = streams[i]! & ~REMOVES;
         let k = j;
-        let listed = false;
-        for (; ; k = next[k - 1]!) {
-          if (streams[k - 1] === streams[i]) listed = true;
-          if (listed || next[k - 1] === 0) break;
-        }
-        if (!listed) {
+        for (; ; k = next[k - 1]!) if ((streams[k - 1]! & ~REMOVES) === stream || next[k - 1] === 0) break;
+        if ((streams[k - 1]! & ~REMOVES) === stream) {
+          if (last) streams[k - 1] = streams[i]!;
+        } else {
           next[i] = next[j - 1]!;
           next[j - 1] = i + 1;
-          postings++;
         }
         break;
       }
       slot = (slot + 1) & mask;
     }
   }
+  return { head, next };
+}
+
+/** The key set of the indexed keys with the streams `wanted` (their words' low bits), keys with none left out. */
+function fillPairs(
+  pairs: KeyPairs,
+  { head, next }: PairIndex,
+  seed: number,
+  layout: KeySetLayout = {},
+  wanted: (word: number) => boolean,
+): KeySetData {
+  const { width, streams } = pairs;
+  const sharing = (layout.load ?? 0.5) > 0.5;
+  // Sizes first: keys, postings (a stream alone on its keys: one posting shared by them when sharing).
+  let size = 0;
+  let postings = 0;
+  /** Per stream alone on some keys (sharing): the offset of its one posting, at the postings' start. */
+  const alone = new Map<number, number>();
+  for (let slot = 0; slot < head.length; slot++) {
+    let count = 0;
+    let first = 0;
+    for (let k = head[slot]!; k !== 0; k = next[k - 1]!)
+      if (wanted(streams[k - 1]!)) {
+        if (count++ === 0) first = streams[k - 1]! & ~REMOVES;
+      }
+    if (count === 0) continue;
+    size++;
+    if (sharing && count === 1) {
+      if (!alone.has(first)) alone.set(first, alone.size * 2);
+    } else postings += 1 + count;
+  }
+  const data = allocKeySet(width, size, alone.size * 2 + postings, seed, layout);
+  const set = new KeySet(data);
+  for (const [stream, at] of alone) set.writePostings([stream], at);
+  let p = alone.size * 2;
   const list: number[] = [];
-  return fillKeySet(width, distinct, postings, seed, (insert) => {
-    const dv = new DataView(pairs.keys.buffer);
-    for (let slot = 0; slot < capacity; slot++) {
-      const j = head[slot]!;
-      if (j === 0) continue;
-      list.length = 0;
-      for (let k = j; k !== 0; k = next[k - 1]!) list.push(streams[k - 1]!);
+  const dv = new DataView(pairs.keys.buffer);
+  for (let slot = 0; slot < head.length; slot++) {
+    const j = head[slot]!;
+    if (j === 0) continue;
+    list.length = 0;
+    for (let k = j; k !== 0; k = next[k - 1]!) if (wanted(streams[k - 1]!)) list.push(streams[k - 1]! & ~REMOVES);
+    if (list.length === 0) continue;
+    if (sharing && list.length === 1) set.insertAt(dv, (j - 1) * width, alone.get(list[0]!)! + 1);
+    else {
       if (list.length > 1) list.sort((a, b) => a - b);
-      insert(dv, (j - 1) * width, list);
+      p = set.insert(dv, (j - 1) * width, list, p);
     }
-  });
+  }
+  return data;
 }
 
 function sameWords(kw: Uint32Array, a: number, b: number, words: number): boolean {

@@ -1,5 +1,6 @@
 import type { FilterSet, FilterSetData } from '../match/filter-set.js';
-import { buildKeySet, type KeySetData, type KeySetInput } from '../match/key-set.js';
+import { buildKeySet, type KeySetInput } from '../match/key-set.js';
+import type { SetData } from '../match/layered.js';
 import { addressKeySet, addressesIn, type AddressKey } from '../match/watched-keys.js';
 import { decodeKey } from './key.js';
 import { solanaProbeMatch } from './probe.js';
@@ -27,7 +28,7 @@ export const solanaAddressKey: AddressKey = { width: 32, write: (address, out, a
 export function solanaFilterSet(
   version: number,
   entries: ReadonlyArray<Omit<WatchedSolanaStream, 'addresses'>>,
-  addresses: KeySetData,
+  addresses: SetData,
   seed?: number,
 ): FilterSetData {
   const set = (of: (e: Omit<WatchedSolanaStream, 'addresses'>) => readonly string[]) => buildKeySet(32, mergeTexts(entries, of), seed);

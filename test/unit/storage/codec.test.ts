@@ -82,29 +82,29 @@ describe('the schema version', () => {
     }
   };
 
-  for (const version of [3, 4, 5, 6, 7, 8, 9]) {
-    it(`refuses a version-${version} store to an open that would not migrate it, naming the command; its migrating writer marks it 10`, async () => {
+  for (const version of [3, 4, 5, 6, 7, 8, 9, 10]) {
+    it(`refuses a version-${version} store to an open that would not migrate it, naming the command; its migrating writer marks it 11`, async () => {
       dir = tempDir();
-      expect(SCHEMA_VERSION).toBe(10);
+      expect(SCHEMA_VERSION).toBe(11);
       expect(await reopen(version)).toMatch(
         new RegExp(
-          `holds schema version ${version}, which this chainpost migrates to version 10 when it starts on it: run \`chainpost serve\``,
+          `holds schema version ${version}, which this chainpost migrates to version 11 when it starts on it: run \`chainpost serve\``,
         ),
       );
       const s = openStore(dir, { migrate: true });
       expect(s.get('meta', 'schemaVersion')).toBe(version);
       upgradeSchema(s);
-      expect(s.get('meta', 'schemaVersion')).toBe(10);
+      expect(s.get('meta', 'schemaVersion')).toBe(11);
       expect(s.get('meta', 'migratingFrom')).toBeUndefined();
       await s.close();
-      expect(await reopen(10)).toBe(10);
+      expect(await reopen(11)).toBe(11);
     });
   }
 
-  for (const version of [2, 11]) {
+  for (const version of [2, 12]) {
     it(`refuses version ${version}, naming it`, async () => {
       dir = tempDir();
-      expect(await reopen(version)).toMatch(new RegExp(`holds schema version ${version}; this chainpost reads version 10`));
+      expect(await reopen(version)).toMatch(new RegExp(`holds schema version ${version}; this chainpost reads version 11`));
     });
   }
 });

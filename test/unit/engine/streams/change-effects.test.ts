@@ -3,7 +3,7 @@ import { BitcoinStreams } from '../../../../engine/bitcoin/stream-service.js';
 import { BitcoinWallets } from '../../../../engine/bitcoin/wallets.js';
 import { XpubWindows } from '../../../../engine/bitcoin/xpub-windows.js';
 import { evm } from '../../../../engine/evm/index.js';
-import { KeySet } from '../../../../engine/match/key-set.js';
+import { KeySet, type KeySetData } from '../../../../engine/match/key-set.js';
 import { storedAddresses } from '../../../../engine/match/watched-keys.js';
 import { Watchlist } from '../../../../engine/match/watchlist.js';
 import { changeEffects } from '../../../../engine/streams/change-effects.js';
@@ -121,7 +121,7 @@ describe('changes applied on a node that did not write them', () => {
     expect(watchedOn(a).map((on) => on.streams.length)).toEqual([1, 1, 1]);
     expect(watchedOn(b)).toEqual(watchedOn(a));
     // The address left is compiled (read from the store where the change was applied), the one removed is not.
-    const keys = new KeySet((await a.watchlist.compile('0x1')).filter.sets[0]!);
+    const keys = new KeySet((await a.watchlist.compile('0x1')).filter.sets[0] as KeySetData);
     const key = (hex: string) => new DataView(Uint8Array.from(Buffer.from(hex.padStart(40, '0'), 'hex')).buffer);
     expect([keys.size, keys.lookup(key('a2'), 0).length, keys.lookup(key('a1'), 0).length]).toEqual([1, 1, 0]);
     expect(watchedOn(a)[0]!.entries[0]!.count).toBe(1);
