@@ -82,11 +82,12 @@ export function bitcoinProbeMatch(keys: ProbeKeys, probe: Uint8Array): Map<numbe
   if (keys.width !== KEY) throw new RangeError(`a Bitcoin probe needs a key set of ${KEY}-byte keys, not ${keys.width}`);
   const { count, keysAt, refsAt } = readBtcProbe(probe);
   const dv = new DataView(probe.buffer, probe.byteOffset, probe.byteLength);
-  const postings = keys.postings;
   for (let k = 0; k < count; k++) {
     // find() allocates nothing on a miss, which nearly every key is.
     const hit = keys.find(dv, keysAt + k * KEY);
     if (hit === 0) continue;
+    // Read after each find: a layered set answers into the array of the layer that held the key.
+    const postings = keys.postings;
     const ref = dv.getUint32(refsAt + k * 4, true);
     for (let p = hit, end = hit + postings[hit - 1]!; p < end; p++) {
       const stream = postings[p]!;

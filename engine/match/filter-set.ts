@@ -6,8 +6,10 @@ import type { BaseHeader } from './stored-base.js';
 /**
  * The compiled filter set of one chain: the keys its streams watch, each with
  * the streams that want it, in key sets of the chain family's widths (EVM:
- * addresses and topic0s; Bitcoin: script hashes), rebuilt when streams or their
- * addresses change and published by version. Matching a block walks its probe
+ * addresses and topic0s; Bitcoin: script hashes), published by version: rebuilt
+ * when streams change, and when their addresses change but for a large chain's
+ * address set, which is a base kept in the store with the changes laid over it
+ * (engine/match/bases.ts). Matching a block walks its probe
  * column once, in the family's format (the family's FamilyMatching is the
  * walker), and says, per stream, which items (probe refs: kind << 24 | index)
  * concern it; only those are decoded later.
