@@ -65,7 +65,8 @@ interface Told {
 /** A chain's base and layers. */
 export interface ChainLayers {
   header: BaseHeader;
-  data: KeySetData;
+  /** The base's parts. */
+  data: KeySetData[];
   /** Streams listing the chain that the base does not hold, by index after the base's: append-only while it stands. */
   appended: string[];
   l1?: LayerResult;
@@ -107,9 +108,9 @@ export class Bases {
     for (const name of strayBases(this.store.kv, chain)) removeBase(this.store.kv, name);
   }
 
-  /** Takes `header` as the chain's base (`bloom`: its filter in shared memory when the compile made it), with L1 `l1`; the previous one is retired. */
-  adopt(chain: string, header: BaseHeader, l1: LayerResult | undefined, bloom?: Uint32Array): ChainLayers {
-    const data = openBase(this.store.kv, this.store.mapped, header.name, bloom);
+  /** Takes `header` as the chain's base (`blooms`: its parts' filters in shared memory when the compile made them), with L1 `l1`; the previous one is retired. */
+  adopt(chain: string, header: BaseHeader, l1: LayerResult | undefined, blooms?: readonly Uint32Array[]): ChainLayers {
+    const data = openBase(this.store.kv, this.store.mapped, header, blooms);
     const prev = this.chains.get(chain);
     const next: ChainLayers = { header, data, appended: [], ...(l1 === undefined ? {} : { l1 }) };
     this.chains.set(chain, next);
@@ -187,7 +188,7 @@ export class Bases {
   /** Whether L0 holds enough for a new L1, and L1 enough for a merge. */
   due(layers: ChainLayers, l0Keys: number): 'merge' | 'l1' | undefined {
     if (layers.busy !== undefined) return undefined;
-    const merge = (this.opts.mergeKeys ?? ((n) => Math.max(2_000_000, n / 50)))(layers.data.size);
+    const merge = (this.opts.mergeKeys ?? ((n) => Math.max(2_000_000, n / 50)))(layers.data.reduce((n, p) => n + p.size, 0));
     if ((layers.l1?.keys ?? 0) + l0Keys > merge) return 'merge';
     return l0Keys > (this.opts.l0Keys ?? L0_KEYS) ? 'l1' : undefined;
   }

@@ -1,11 +1,11 @@
 import type { Logger } from '../log.js';
 import { DERIVED_KEY_BYTES, type CompileTask, type FilterCompiler, type Matchings } from './ports.js';
 import type { FilterSetData } from './filter-set.js';
-import { addressKeySet, type AddressReader } from './watched-keys.js';
+import { addressKeyParts, addressKeySet, type AddressReader } from './watched-keys.js';
 import type { Kv } from '../ports.js';
 import { buildLayer, type LayerResult, type LayerTask } from './bases.js';
-import type { LayeredSetData } from './layered.js';
-import { writeBase } from './stored-base.js';
+import { partName, type LayeredSetData } from './layered.js';
+import { sharedCopy, writeBase } from './stored-base.js';
 import { watchSeq } from '../streams/watch-log.js';
 
 /**
@@ -28,18 +28,20 @@ export function compileHere(matching: Matchings, task: CompileTask, read: Addres
   if (task.store !== true || store === undefined)
     return m.compile(task.version, task.entries, task.seed, addressKeySet(m.addressKey, task.entries, read, task.seed));
   const seq = watchSeq(store);
-  const data = addressKeySet(m.addressKey, task.entries, read, task.seed, { load: 0.75, shared: false });
+  const parts = addressKeyParts(m.addressKey, task.entries, read, task.seed);
   const base = writeBase(
     store,
     task.chain,
     seq,
     task.entries.map((e) => e.id),
-    data,
+    parts,
   );
-  const bloom = new Uint32Array(new SharedArrayBuffer(data.bloom.byteLength));
-  bloom.set(data.bloom);
-  const { slots: _s, postingAt: _p, postings: _q, ...rest } = data;
-  const set: LayeredSetData = { base: { ...rest, bloom, stored: base.name }, layers: [], stored: base.name };
+  const refs = parts.map(({ slots: _s, postingAt: _p, postings: _q, ...rest }, i) => ({
+    ...rest,
+    bloom: sharedCopy(rest.bloom),
+    stored: partName(base.name, i),
+  }));
+  const set: LayeredSetData = { base: refs, layers: [], stored: base.name };
   return { ...m.compile(task.version, task.entries, task.seed, set), base };
 }
 

@@ -22,9 +22,12 @@ export interface StoredSetRef extends Omit<KeySetData, 'slots' | 'postingAt' | '
   stored: string;
 }
 
-/** A base and its change layers (oldest first); `stored`: the base's name in the store, when it is kept there. */
+/**
+ * A base (in parts: partOf says which holds a key) and its change layers (oldest first); `stored`: the base's name in
+ * the store, when it is kept there.
+ */
 export interface LayeredSetData {
-  base: KeySetData | StoredSetRef;
+  base: Array<KeySetData | StoredSetRef>;
   layers: ChangeLayerData[];
   stored?: string;
 }
@@ -50,9 +53,10 @@ export type ResolveStored = (ref: StoredSetRef) => KeySetData;
 /** The set as a thread probes it: a KeySet, or a LayeredKeySet (a stored base posted by ref read with `resolve`). */
 export function probeKeys(s: SetData, resolve?: ResolveStored): ProbeKeys {
   if (!isLayered(s)) return new KeySet(s);
-  const base = 'stored' in s.base ? resolveRef(s.base as StoredSetRef, resolve) : s.base;
+  const parts = s.base.map((p) => new KeySet('stored' in p ? resolveRef(p as StoredSetRef, resolve) : p));
+  const base = parts.length === 1 ? parts[0]! : new PartedKeySet(parts);
   return new LayeredKeySet(
-    new KeySet(base),
+    base,
     s.layers.map((l) => ({ adds: new KeySet(l.adds), removes: new KeySet(l.removes) })),
   );
 }
@@ -64,9 +68,54 @@ function resolveRef(ref: StoredSetRef, resolve: ResolveStored | undefined): KeyS
 
 /** The set as posted to another thread: a stored base by its ref (name and bloom filter), not its views. */
 export function postable(s: SetData): SetData {
-  if (!isLayered(s) || s.stored === undefined || 'stored' in s.base) return s;
-  const { slots: _s, postingAt: _p, postings: _q, ...ref } = s.base as KeySetData;
-  return { ...s, base: { ...ref, stored: s.stored } };
+  if (!isLayered(s) || s.stored === undefined) return s;
+  const stored = s.stored;
+  return {
+    ...s,
+    base: s.base.map((p, i) => {
+      if ('stored' in p) return p;
+      const { slots: _s, postingAt: _p, postings: _q, ...ref } = p as KeySetData;
+      return { ...ref, stored: partName(stored, i) };
+    }),
+  };
+}
+
+/** The name of a stored base's part `i`. */
+export const partName = (name: string, i: number): string => `${name}/p${i}`;
+
+/**
+ * Which of 2^bits parts holds the key at `at` (its second and fourth words mixed: addresses and script hashes are
+ * uniform there, vanity prefixes aside).
+ */
+export function partOf(dv: DataView, at: number, bits: number): number {
+  if (bits === 0) return 0;
+  return Math.imul(dv.getUint32(at + 4, true) ^ Math.imul(dv.getUint32(at + 12, true), 0x85ebca6b), 0x9e3779b1) >>> (32 - bits);
+}
+
+/** A base in parts, each a key set of the keys partOf gives it: a probe asks the one part. */
+export class PartedKeySet implements ProbeKeys {
+  readonly size: number;
+  readonly width: 20 | 32;
+  private readonly bits: number;
+  private current: Uint32Array;
+
+  constructor(private readonly parts: readonly KeySet[]) {
+    this.bits = Math.log2(parts.length);
+    if (!Number.isInteger(this.bits)) throw new RangeError(`${parts.length} parts, not a power of two`);
+    this.size = parts.reduce((n, p) => n + p.size, 0);
+    this.width = parts[0]!.width;
+    this.current = parts[0]!.postings;
+  }
+
+  get postings(): Uint32Array {
+    return this.current;
+  }
+
+  find(dv: DataView, at: number): number {
+    const part = this.parts[partOf(dv, at, this.bits)]!;
+    this.current = part.postings;
+    return part.find(dv, at);
+  }
 }
 
 export class LayeredKeySet implements ProbeKeys {
@@ -77,7 +126,7 @@ export class LayeredKeySet implements ProbeKeys {
   private scratch = new Uint32Array(64);
 
   constructor(
-    private readonly base: KeySet,
+    private readonly base: ProbeKeys,
     private readonly layers: ReadonlyArray<{ adds: KeySet; removes: KeySet }>,
   ) {
     this.size = layers.reduce((n, l) => n + l.adds.size, base.size);

@@ -1,4 +1,5 @@
 import { KeySet, allocKeySet, type KeySetData, type KeySetLayout } from './key-set.js';
+import { partOf } from './layered.js';
 
 /**
  * The key set of a chain's watched addresses compiled from raw key bytes: each stored address written as its key
@@ -70,6 +71,40 @@ export function addressKeySet(
   seed: number,
   layout?: KeySetLayout,
 ): KeySetData {
+  return keySetOfPairs(addressPairs(key, entries, read), seed, layout);
+}
+
+/**
+ * The same keys as a stored base's parts: split by partOf into as many key sets as keep each under `partKeys` keys
+ * (one LMDB value must stay under 2 GiB: LMDB writes an overflow run in one pwrite, which Linux cuts at 2 GiB), dense.
+ */
+export function addressKeyParts(
+  key: AddressKey,
+  entries: readonly AddressEntry[],
+  read: AddressReader,
+  seed: number,
+  partKeys = PART_KEYS,
+): KeySetData[] {
+  const pairs = addressPairs(key, entries, read);
+  const bits = Math.max(0, Math.ceil(Math.log2(pairs.count / partKeys)));
+  const index = indexPairs(pairs, false);
+  const dv = new DataView(pairs.keys.buffer);
+  return Array.from({ length: 2 ** bits }, (_, part) =>
+    fillPairs(
+      pairs,
+      index,
+      seed,
+      { load: 0.75, shared: false },
+      () => true,
+      (at) => partOf(dv, at, bits) === part,
+    ),
+  );
+}
+
+/** Keys per part of a stored base, at most (the table of 2^24 slots of 20 bytes: 320 MiB). */
+const PART_KEYS = 12_000_000;
+
+function addressPairs(key: AddressKey, entries: readonly AddressEntry[], read: AddressReader): KeyPairs {
   const pairs = new KeyPairs(key.width);
   for (const e of entries) {
     read(e.id, (address) => {
@@ -78,7 +113,7 @@ export function addressKeySet(
     });
     if (e.derived.length > 0) pairs.addRun(e.derived, e.index);
   }
-  return keySetOfPairs(pairs, seed, layout);
+  return pairs;
 }
 
 /** The top bit of a pair's stream word: the pair removes the key from the stream (a change layer's), rather than adds it. */
@@ -153,13 +188,14 @@ function indexPairs(pairs: KeyPairs, last: boolean): PairIndex {
   return { head, next };
 }
 
-/** The key set of the indexed keys with the streams `wanted` (their words' low bits), keys with none left out. */
+/** The key set of the indexed keys (those at byte offsets `inPart` takes) with the streams `wanted` (their words' low bits), keys with none left out. */
 function fillPairs(
   pairs: KeyPairs,
   { head, next }: PairIndex,
   seed: number,
   layout: KeySetLayout = {},
   wanted: (word: number) => boolean,
+  inPart: (at: number) => boolean = () => true,
 ): KeySetData {
   const { width, streams } = pairs;
   const sharing = (layout.load ?? 0.5) > 0.5;
@@ -171,6 +207,7 @@ function fillPairs(
   for (let slot = 0; slot < head.length; slot++) {
     let count = 0;
     let first = 0;
+    if (head[slot] === 0 || !inPart((head[slot]! - 1) * width)) continue;
     for (let k = head[slot]!; k !== 0; k = next[k - 1]!)
       if (wanted(streams[k - 1]!)) {
         if (count++ === 0) first = streams[k - 1]! & ~REMOVES;
@@ -189,7 +226,7 @@ function fillPairs(
   const dv = new DataView(pairs.keys.buffer);
   for (let slot = 0; slot < head.length; slot++) {
     const j = head[slot]!;
-    if (j === 0) continue;
+    if (j === 0 || !inPart((j - 1) * width)) continue;
     list.length = 0;
     for (let k = j; k !== 0; k = next[k - 1]!) if (wanted(streams[k - 1]!)) list.push(streams[k - 1]! & ~REMOVES);
     if (list.length === 0) continue;

@@ -304,7 +304,7 @@ export class Watchlist {
     for (let tries = 0; tries < 3; tries++) {
       const ids = [...this.streams].filter(([, s]) => s.chainIds.includes(chain)).map(([id]) => id);
       const index = bases.numbering(layers, ids);
-      const task = { chain, family, after: layers.header.seq, index: Object.fromEntries(index), seed: layers.data.seed };
+      const task = { chain, family, after: layers.header.seq, index: Object.fromEntries(index), seed: layers.data[0]!.seed };
       const l1 = this.current.layer !== undefined ? await this.current.layer(task) : layerHere(this.families.matching, task, bases.kv);
       const missed = l1.created.some((id) => !index.has(id) && this.streams.get(id)?.chainIds.includes(chain) === true);
       if (!missed) return l1;
@@ -395,10 +395,10 @@ export class Watchlist {
   }
 }
 
-/** The shared bloom filter of a set a compile kept in the store (its address set, by ref). */
-function refBloom(filter: FilterSetData): Uint32Array | undefined {
+/** The shared bloom filters of a set a compile kept in the store (its address set's parts, by ref). */
+function refBloom(filter: FilterSetData): Uint32Array[] | undefined {
   const s = filter.sets[0];
-  return s !== undefined && isLayered(s) && 'stored' in s.base ? (s.base as StoredSetRef).bloom : undefined;
+  return s !== undefined && isLayered(s) ? s.base.map((p) => (p as StoredSetRef).bloom) : undefined;
 }
 
 /** Addresses read per page of the load (and a hundredth as many streams): some tens of ms of the serving thread each. */

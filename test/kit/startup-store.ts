@@ -6,6 +6,7 @@ import { openStore, type Store } from '../../storage/env.js';
 import { FAMILIES } from '../../app/families.js';
 import { compileHere } from '../../engine/match/compile.js';
 import { readPointer } from '../../engine/match/stored-base.js';
+import { partName } from '../../engine/match/layered.js';
 import { storedAddresses } from '../../engine/match/watched-keys.js';
 
 /**
@@ -123,8 +124,9 @@ function keepWatchedSets(store: Store, chains: readonly string[]): number {
       }));
     compileHere(FAMILIES.matching, { chain, family: 'evm', version: 0, entries, seed: 0x9e3779b9, store: true }, read, store);
     const header = readPointer(store, chain)!;
-    for (const a of ['bloom', 'slots', 'postingAt', 'postings'])
-      bytes += store.getRaw('watchedSets', `${header.name}/${a}`)?.byteLength ?? 0;
+    for (let i = 0; i < header.parts; i++)
+      for (const a of ['bloom', 'slots', 'postingAt', 'postings'])
+        bytes += store.getRaw('watchedSets', `${partName(header.name, i)}/${a}`)?.byteLength ?? 0;
   }
   return bytes;
 }

@@ -115,7 +115,7 @@ describe('the watched set kept in the store', () => {
     expect(watchers(again, hex(0x31 * 100_000 + 2_999))).toEqual(['s1']);
     expect(watchers(again, hex(123_456_789))).toEqual([]);
     // Its large arrays are views of the map: no copy (the bloom filter, copied into shared memory, aside).
-    const base = b.bases.of('0x1')!.data;
+    const base = b.bases.of('0x1')!.data[0]!;
     expect(base.bloom.buffer).toBeInstanceOf(SharedArrayBuffer);
     await b.store.close();
   });
@@ -139,7 +139,7 @@ describe('the watched set kept in the store', () => {
             }
           : Reflect.get(target, key),
     });
-    expect(() => writeBase(dying, '0x1', 99, ['s1'], allocKeySet(20, 1, 2, 1, { shared: false }))).toThrow('killed');
+    expect(() => writeBase(dying, '0x1', 99, ['s1'], [allocKeySet(20, 1, 2, 1, { shared: false })])).toThrow('killed');
     const stray = a.store.keys('watchedSets', { start: 'base/0x1/99', end: 'base/0x1/99\uffff' });
     expect(stray.length).toBeGreaterThan(0);
     await a.store.close();

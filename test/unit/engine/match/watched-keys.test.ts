@@ -3,7 +3,8 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { evmAddressKey } from '../../../../engine/evm/filter.js';
 import { KeySet } from '../../../../engine/match/key-set.js';
-import { addressKeySet, storedAddresses } from '../../../../engine/match/watched-keys.js';
+import { addressKeyParts, addressKeySet, storedAddresses } from '../../../../engine/match/watched-keys.js';
+import { PartedKeySet } from '../../../../engine/match/layered.js';
 import { openStore } from '../../../../storage/env.js';
 import { tempDir } from '../../../helpers.js';
 
@@ -38,6 +39,25 @@ describe('the address key set compiled from raw keys', () => {
       await store.close();
       rmSync(store.path, { recursive: true, force: true });
     }
+  });
+
+  it("splits a stored base's keys into parts a probe finds each key in (a value of the store stays under 2 GiB)", () => {
+    const addresses = Array.from({ length: 20_000 }, () => `0x${randomBytes(20).toString('hex')}`);
+    const read = (id: string, visit: (a: string) => void): void => {
+      for (const [i, a] of addresses.entries()) if (i % 2 === Number(id) || i % 10 === 0) visit(a);
+    };
+    const entries = [0, 1].map((index) => ({ index, id: String(index), derived: new Uint8Array(0) }));
+    const parts = addressKeyParts(evmAddressKey, entries, read, 3, 3_000);
+    expect(parts.length).toBe(8);
+    expect(parts.reduce((n, p) => n + p.size, 0)).toBe(20_000);
+    for (const p of parts) expect(p.size).toBeLessThan(3_000);
+    const set = new PartedKeySet(parts.map((p) => new KeySet(p)));
+    for (const [i, a] of addresses.entries()) {
+      const dv = view(a);
+      const p = set.find(dv, 0);
+      expect(Array.from(set.postings.subarray(p, p + set.postings[p - 1]!))).toEqual(i % 10 === 0 ? [0, 1] : [i % 2]);
+    }
+    expect(set.find(view(`0x${randomBytes(20).toString('hex')}`), 0)).toBe(0);
   });
 
   it('refuses a stored address of another form than its family keeps', () => {
