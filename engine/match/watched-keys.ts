@@ -89,6 +89,12 @@ export function addressKeyParts(
   const bits = Math.max(0, Math.ceil(Math.log2(pairs.count / partKeys)));
   const index = indexPairs(pairs, false);
   const dv = new DataView(pairs.keys.buffer);
+  // Each distinct key's part, once (a read of the key each: not again for every part).
+  const partAt = new Uint8Array(index.head.length);
+  for (let slot = 0; slot < partAt.length; slot++) {
+    const j = index.head[slot]!;
+    if (j !== 0) partAt[slot] = partOf(dv, (j - 1) * pairs.width, bits);
+  }
   return Array.from({ length: 2 ** bits }, (_, part) =>
     fillPairs(
       pairs,
@@ -96,7 +102,7 @@ export function addressKeyParts(
       seed,
       { load: 0.75, shared: false },
       () => true,
-      (at) => partOf(dv, at, bits) === part,
+      (slot) => partAt[slot] === part,
     ),
   );
 }
@@ -188,14 +194,14 @@ function indexPairs(pairs: KeyPairs, last: boolean): PairIndex {
   return { head, next };
 }
 
-/** The key set of the indexed keys (those at byte offsets `inPart` takes) with the streams `wanted` (their words' low bits), keys with none left out. */
+/** The key set of the indexed keys (those whose index slots `inPart` takes) with the streams `wanted` (their words' low bits), keys with none left out. */
 function fillPairs(
   pairs: KeyPairs,
   { head, next }: PairIndex,
   seed: number,
   layout: KeySetLayout = {},
   wanted: (word: number) => boolean,
-  inPart: (at: number) => boolean = () => true,
+  inPart: (slot: number) => boolean = () => true,
 ): KeySetData {
   const { width, streams } = pairs;
   const sharing = (layout.load ?? 0.5) > 0.5;
@@ -207,7 +213,7 @@ function fillPairs(
   for (let slot = 0; slot < head.length; slot++) {
     let count = 0;
     let first = 0;
-    if (head[slot] === 0 || !inPart((head[slot]! - 1) * width)) continue;
+    if (head[slot] === 0 || !inPart(slot)) continue;
     for (let k = head[slot]!; k !== 0; k = next[k - 1]!)
       if (wanted(streams[k - 1]!)) {
         if (count++ === 0) first = streams[k - 1]! & ~REMOVES;
@@ -226,7 +232,7 @@ function fillPairs(
   const dv = new DataView(pairs.keys.buffer);
   for (let slot = 0; slot < head.length; slot++) {
     const j = head[slot]!;
-    if (j === 0 || !inPart((j - 1) * width)) continue;
+    if (j === 0 || !inPart(slot)) continue;
     list.length = 0;
     for (let k = j; k !== 0; k = next[k - 1]!) if (wanted(streams[k - 1]!)) list.push(streams[k - 1]! & ~REMOVES);
     if (list.length === 0) continue;
