@@ -15,6 +15,7 @@ import type { FilterCompiler } from '../engine/match/ports.js';
 import { inlineSmallRounds } from '../engine/match/match-blocks.js';
 import { StreamMatcher, byFamily } from '../engine/match/matcher.js';
 import type { Watchlist } from '../engine/match/watchlist.js';
+import { storedAddresses } from '../engine/match/watched-keys.js';
 import type { Readiness } from '../engine/readiness.js';
 import type { NodeAccess } from '../engine/rpc/service.js';
 import type { Part } from '../engine/readiness.js';
@@ -173,9 +174,12 @@ export async function startIngest({
             await hold('pool compile');
             return filter;
           },
+          ...(pool.compile.layer === undefined ? {} : { layer: pool.compile.layer }),
         };
-  watchlist.compileWith(inlineSmallCompiles(poolCompile, INLINE_COMPILE_KEYS, log, FAMILIES.matching));
-  const match = inlineSmallRounds(pool.match, store, INLINE_MATCH_BLOCKS, FAMILIES.matching);
+  const addresses = storedAddresses((opts) => store.keys('streamAddresses', opts));
+  watchlist.compileWith(inlineSmallCompiles(poolCompile, INLINE_COMPILE_KEYS, log, FAMILIES.matching, addresses));
+  // Match tasks hold the stored bases their sets name (removed only once none runs).
+  const match = inlineSmallRounds(watchlist.holding(pool.match), store, INLINE_MATCH_BLOCKS, FAMILIES.matching);
   const builder = byFamily(webhooks);
   // The partitions matched for: every one in one process; on a cluster node those it adopted, and none on a node owning
   // none (ingest without match and deliver): the partitions' owners match the blocks it follows, from the bus.

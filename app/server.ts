@@ -25,6 +25,7 @@ import { changeEffects } from '../engine/streams/change-effects.js';
 import { StoreControlPlane, type ControlPlane } from '../engine/streams/control-plane.js';
 import { FollowedChains } from '../engine/streams/unfollowed.js';
 import { Watchlist } from '../engine/match/watchlist.js';
+import { Bases } from '../engine/match/bases.js';
 import type { Resolver } from '../engine/ports.js';
 import { TargetPolicy } from '../engine/net/targets.js';
 import { ApiKeys } from '../engine/keys.js';
@@ -169,10 +170,13 @@ export async function createCore({
     const dispatcher = buildDelivery({ config, store, clock, ticker, log, metrics, targets, mark, plane, hash: h32, partitions });
     // Each compiled filter set gets its own seed, so no fixed set of keys collides in every version.
     // What a family derives from a stream (a Bitcoin stream's xpubs' addresses) is compiled with its own.
+    // Large chains' address sets are kept in the store (read in place at the next start) with changes laid over them.
     const watchlist = new Watchlist({
       families: FAMILIES,
       seedOf: (chain, version) => h32(`${chain}/${version}`),
       derivedOf: FAMILIES.derivedOf(states),
+      bases: new Bases({ kv: store, mapped: (key) => store.mapped('watchedSets', key) }),
+      failed: (what, err) => log.warn(`the watched set: ${what} failed; tried again at a later change`, { err }),
     });
     // Read a page per turn of the event loop, after the listener is up: a million addresses take seconds, and
     // requests are answered meanwhile. Matching waits for it (the blocks' events wait in the store).
@@ -252,7 +256,8 @@ export async function createCore({
       gasCap: (chain: string) => nodes.callGasLimit(chain),
       triggerGas: BigInt(config.triggerGas),
       balance: reads.balance,
-      watched: (id: string) => watchlist.watched(id),
+      // The webhook builder's question about a matched log's address: one keyed read (no address is held in memory).
+      watches: (id: string, address: string) => store.has('streamAddresses', `${id}/${address}`),
     };
     const webhooks = FAMILIES.webhooks(webhookParts, states);
     // A block replay's webhook is staged by its stream's partition's owner.

@@ -5,7 +5,7 @@
  */
 import { workerData } from 'node:worker_threads';
 import { WorkerFamilies } from '../engine/families/worker-registry.js';
-import { compileTask, matchTask } from '../workers/entry.js';
+import { compileTask, layerTask, matchTask } from '../workers/entry.js';
 import { familyTask, workerPart } from './family-tasks.js';
 import type { PoolData } from './worker-threads.js';
 
@@ -17,4 +17,5 @@ export { ping } from '../workers/entry.js';
 
 export default matchTask(FAMILIES.matching);
 export const compile = compileTask(FAMILIES.matching);
+export const layer = layerTask(FAMILIES.matching);
 export const family = familyTask(FAMILIES);

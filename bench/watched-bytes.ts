@@ -3,10 +3,11 @@
  * server, part by part (docs/decisions/watched-set.md): N scale addresses over STREAMS streams written to a real
  * LMDB store on a temp dir as the streams service writes them, then, in this one thread, each step the server takes
  * with them, measured by the V8 heap after a full GC (what it keeps) and RssAnon (/proc):
- *   1. the Watchlist's load from the store (app/server.ts's; what the serving thread keeps for as long as it runs);
- *   2. watchedOn(chain), what a compile is handed, and the bytes of its structured clone (posted to a pool worker,
- *      which then holds a copy of every address string);
- *   3. the EVM compile (what the worker does), its time and the heap it peaks at, then the key set it leaves.
+ *   1. the Watchlist's load from the store (app/server.ts's; what the serving thread keeps for as long as it runs:
+ *      the streams' records, no address);
+ *   2. watchedOn(chain), what a compile is handed, and the bytes of its structured clone (posted to a pool worker);
+ *   3. the EVM compile (what the worker does: the addresses read from the store as raw keys), its time and the heap
+ *      it leaves, then the key set it leaves.
  * Not a bench:* script (no goal of its own): bench:scale measures the whole server; this says which part is which.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -15,6 +16,8 @@ import { join } from 'node:path';
 import { serialize, getHeapStatistics } from 'node:v8';
 import { FAMILIES } from '../app/families.js';
 import { EvmFilterSet } from '../engine/evm/filter.js';
+import { compileHere } from '../engine/match/compile.js';
+import { storedAddresses } from '../engine/match/watched-keys.js';
 import { Watchlist } from '../engine/match/watchlist.js';
 import type { StoredStream } from '../engine/streams/model.js';
 import { openStore } from '../storage/env.js';
@@ -62,8 +65,8 @@ try {
   const h2 = heap();
   const cloneBytes = serialize(on.entries).byteLength;
   const compileStarted = performance.now();
-  const matching = FAMILIES.matching('evm')!;
-  const data = matching.compile(1, on.entries, 0x9e3779b9);
+  const read = storedAddresses((opts) => store.keys('streamAddresses', opts));
+  const data = compileHere(FAMILIES.matching, { chain: '0x1', family: 'evm', version: 1, entries: on.entries, seed: 0x9e3779b9 }, read);
   // The heap as the compile left it, its garbage not yet collected: a lower bound of what it peaked at.
   const compileHeap = process.memoryUsage().heapUsed;
   const compileMs = performance.now() - compileStarted;

@@ -32,8 +32,10 @@ export const CORE_TABLES = [
   'tokens',
   'streams',
   'streamAddresses',
-  // Compiled watched sets kept on disk and read in place (engine/match/stored-key-set.ts): derived, rebuilt when absent.
+  // Compiled watched sets kept on disk and read in place (engine/match/stored-base.ts): derived, rebuilt when absent.
   'watchedSets',
+  // The change log of what streams watch, laid over a stored watched set (engine/streams/watch-log.ts).
+  'watchChanges',
   'streamXpubs',
   'xpubUsed',
   'xpubKeys',

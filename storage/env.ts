@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
-import { MAP_SIZE } from './map-size.js';
+import { MAP_SIZE, MAPPED_FROM } from './map-size.js';
 import { CORE_TABLES, type Entry, type Kv, type Table } from '../engine/ports.js';
 import { DATA_API_TABLES } from '../engine/data-api/tables.js';
 import { pack, packShared, unpack } from './codec.js';
@@ -18,12 +18,9 @@ import { StoreWriter } from './writer.js';
  * formats: storage/README.md. Opened by the server and by the CLI at the same
  * time (LMDB is multi-process); a write by one is seen by the other's next read.
  */
-export const SCHEMA_VERSION = 11;
-/**
- * The size from which lmdb-js answers a read with a view of its memory map rather than a copy in its read buffer
- * (SHARED_BUFFER_THRESHOLD in its src/lmdb-js.h, 16 MiB): Store.mapped copies below it.
- */
-export const MAPPED_FROM = 0x100_0000;
+export const SCHEMA_VERSION = 12;
+/** Store.mapped's threshold (storage/map-size.ts). */
+export { MAPPED_FROM };
 /**
  * Versions this one opens and upgradeSchema migrates (under the data directory's lock, before anything reads the
  * indexes): 3 stored hex strings in values as text, which this version still reads (it writes them as bytes:
@@ -35,9 +32,12 @@ export const MAPPED_FROM = 0x100_0000;
  * a chain's block events in one row, which the migration splits into a row per event (MARKS_PER_EVENT_SINCE); 9
  * kept the NFT trades by contract and token only, to which the migration adds the buyer's and seller's rows
  * (WALLET_TRADES_SINCE); 10 kept every transaction of an address's wallet history under `hist/`, whose rows
- * repeating its `tx/` list the migration drops (HIST_APART_SINCE).
+ * repeating its `tx/` list the migration drops (HIST_APART_SINCE); 11 logged no change of what streams watch
+ * (`watchChanges`), which a kept watched set relies on (engine/match/stored-base.ts): the migration has nothing to
+ * rewrite (a store before 12 keeps no set; one is built), and the mark keeps a chainpost of 11, which would change
+ * addresses without logging them, off a store of 12.
  */
-const MIGRATES = new Set([3, 4, 5, 6, 7, 8, 9, 10]);
+const MIGRATES = new Set([3, 4, 5, 6, 7, 8, 9, 10, 11]);
 /** The first version whose keys of HEX_KEYED_TABLES are in the hex-key encoding. */
 const HEX_KEYS_SINCE = 5;
 /** The first version whose delivery rows are keyed by partition (engine/delivery/records.ts keyInPartition0). */

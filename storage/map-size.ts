@@ -6,3 +6,9 @@
  * the reservation is virtual only. Past it lmdb-js still resizes.
  */
 export const MAP_SIZE = 2 ** 40;
+
+/**
+ * The size from which lmdb-js answers a read with a view of its memory map rather than a copy in its read buffer
+ * (SHARED_BUFFER_THRESHOLD in its src/lmdb-js.h, 16 MiB): Store.mapped copies below it.
+ */
+export const MAPPED_FROM = 0x100_0000;

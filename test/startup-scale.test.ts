@@ -50,3 +50,41 @@ describe('start-up at scale', () => {
     expect(r.maxRequestDuringCompileMs).toBeLessThan(HELD_MS);
   });
 });
+
+describe('start-up on a kept watched set', () => {
+  it('compiles nothing at the start (the set is read in place), misses no block, and takes a change to a stream from the next block', {
+    timeout: 120_000,
+  }, async () => {
+    let r: StartupRun | undefined;
+    let live: { block: number; to: string; stream: string; delivered: boolean } | undefined;
+    try {
+      r = await startupRun({
+        bin: BIN,
+        start: (env) => startInProcess(env),
+        scale: { streams: STREAMS, perStream: PER_STREAM, keep: true },
+        downBlocks: 3,
+        upBlocks: 3,
+        limitMs: 50_000,
+        then: async (l) => {
+          // An address added to a live stream: laid over the kept set, matched from the next block.
+          const stream = l.ids[7]!;
+          const to = `0x${'ab'.repeat(19)}cd`;
+          const added = await l.call(`/streams/evm/${stream}/address`, { method: 'POST', body: { address: [to] } });
+          expect(added.status).toBe(200);
+          const block = await l.transfer(to);
+          const until = performance.now() + 30_000;
+          while (l.deliveredAt(stream, block, to) === undefined && performance.now() < until)
+            await new Promise((res) => setTimeout(res, 20));
+          live = { block, to, stream, delivered: l.deliveredAt(stream, block, to) !== undefined };
+        },
+      });
+    } finally {
+      if (r !== undefined) console.log(JSON.stringify({ ...r, output: undefined }));
+    }
+    expect({ down: r.deliveredDown, up: r.deliveredUp }).toEqual({ down: 3, up: 3 });
+    // No filter set was compiled in the pool: the kept one was read.
+    expect(r.compileStartMs).toBeNaN();
+    expect(r.keptBytes).toBeGreaterThan(0);
+    expect(live?.delivered).toBe(true);
+  });
+});

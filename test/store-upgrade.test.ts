@@ -83,7 +83,7 @@ describe('a store written by layout version 5', () => {
   });
 
   it('is refused by the commands that would not migrate it, naming `chainpost serve`; read as nothing meanwhile', async () => {
-    expect(SCHEMA_VERSION).toBe(11);
+    expect(SCHEMA_VERSION).toBe(12);
     dir = fixtureStore();
     const commands = [
       ['keys', 'list'],

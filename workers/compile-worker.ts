@@ -1,29 +1,35 @@
-import { compileHere } from '../engine/match/compile.js';
+import { compileHere, layerHere } from '../engine/match/compile.js';
+import type { LayerResult, LayerTask } from '../engine/match/bases.js';
 import type { FilterSetData } from '../engine/match/filter-set.js';
 import type { CompileTask, Matchings } from '../engine/match/ports.js';
+import { storedAddresses } from '../engine/match/watched-keys.js';
+import { freshSnapshot, workerDb, workerKv } from './worker-store.js';
 
 /**
  * The compile task of the worker pool: a chain's filter set built from what its streams watch (the family's
- * compile), off the serving thread. Its key sets are made in shared memory, so they come back without a copy.
- *
- * Each entry's addresses travel as one string, a line each: posting a task clones it on the sending thread,
- * and a million strings cloned one by one would hold that thread for a good part of a second.
+ * compile), off the serving thread. The task names the streams; their addresses are read here, from this worker's
+ * own handle on the store (`streamAddresses`, in one read snapshot taken when the task starts: every change the
+ * task's version counts was committed before it was posted), so none travels between threads. Its key sets are
+ * made in shared memory, so they come back without a copy; with the task's `store`, the address set is written to the
+ * store as the chain's base here (engine/match/stored-base.ts) and comes back by ref.
  */
-export interface PackedCompileTask extends Omit<CompileTask, 'entries'> {
-  entries: Array<Omit<CompileTask['entries'][number], 'addresses'> & { addresses: string }>;
-}
-
-/** The task as posted (addresses joined: none of their forms holds a line break). */
-export const packCompileTask = (task: CompileTask): PackedCompileTask => ({
-  ...task,
-  entries: task.entries.map((e) => ({ ...e, addresses: e.addresses.join('\n') })),
-});
-
-/** The compile task over the families' compiles (the worker entry, app/worker.ts, gives the registry). */
 export const compileTask =
   (matching: Matchings) =>
-  (task: PackedCompileTask): FilterSetData =>
-    compileHere(matching, {
-      ...task,
-      entries: task.entries.map((e) => ({ ...e, addresses: e.addresses === '' ? [] : e.addresses.split('\n') })),
-    });
+  (task: CompileTask): FilterSetData => {
+    freshSnapshot();
+    const db = workerDb('streamAddresses');
+    return compileHere(
+      matching,
+      task,
+      storedAddresses((opts) => db.getKeys(opts) as Iterable<string>),
+      workerKv,
+    );
+  };
+
+/** A change layer of the watch log (engine/match/bases.ts), read from this worker's own snapshot. */
+export const layerTask =
+  (matching: Matchings) =>
+  (task: LayerTask): LayerResult => {
+    freshSnapshot();
+    return layerHere(matching, task, workerKv);
+  };

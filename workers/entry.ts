@@ -8,7 +8,7 @@ import { lowerThreadPriority } from './priority.js';
 lowerThreadPriority();
 
 export { matchTask } from './match-worker.js';
-export { compileTask } from './compile-worker.js';
+export { compileTask, layerTask } from './compile-worker.js';
 
 /** Answers once this worker has loaded (the pool's readiness check). */
 export const ping = (): true => true;

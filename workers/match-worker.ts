@@ -1,10 +1,11 @@
-import { workerData } from 'node:worker_threads';
-import { open, type Database, type RootDatabase } from 'lmdb';
 import { move } from 'piscina';
-import { MAP_SIZE } from '../storage/map-size.js';
 import { packMatches, type FilterSetData } from '../engine/match/filter-set.js';
 import { FilterSets, matchBlocks } from '../engine/match/match-blocks.js';
 import type { Matchings } from '../engine/match/ports.js';
+import { workerDb, workerKv } from './worker-store.js';
+import type { StoredSetRef } from '../engine/match/layered.js';
+import { readKeySet } from '../engine/match/stored-key-set.js';
+import { MAPPED_FROM } from '../storage/map-size.js';
 
 /**
  * A match worker (piscina): opens the server's LMDB environment in this thread,
@@ -19,25 +20,14 @@ export interface MatchTask {
   filter: FilterSetData;
 }
 
-let root: RootDatabase | undefined;
-let probes: Database<Buffer, string> | undefined;
-
-function probeDb(path: string): Database<Buffer, string> {
-  if (probes === undefined) {
-    root = open({ path, maxDbs: 64, encoding: 'binary', compression: false, noSubdir: false, readOnly: true, mapSize: MAP_SIZE });
-    probes = root.openDB<Buffer, string>({ name: 'probes', encoding: 'binary' });
-  }
-  return probes;
-}
-
 /**
  * The match task over the families' walks (the worker entry, app/worker.ts, gives the registry): per block of
  * the task, in order, packed (packMatches); a block without a probe column (pruned, rolled back) has no match.
  */
 export function matchTask(matching: Matchings): (task: MatchTask) => Uint32Array {
-  const sets = new FilterSets(matching);
+  const sets = new FilterSets(matching, resolveStored);
   return (task) => {
-    const db = probeDb((workerData as { path: string }).path);
+    const db = workerDb('probes');
     // A fresh snapshot per task: blocks the main thread committed since the last one are seen.
     db.resetReadTxn();
     const matches = matchBlocks(sets.of(task.chain, task.filter), task.chain, task.numbers, (key) => {
@@ -48,4 +38,20 @@ export function matchTask(matching: Matchings): (task: MatchTask) => Uint32Array
     // Moved, not copied, back to the main thread.
     return move(packMatches(matches)) as Uint32Array;
   };
+}
+
+/**
+ * A base kept in the store, read through this worker's handle: its table as views of the map (valid while the base
+ * stands: the main thread removes it only once no task naming it runs), its bloom filter the shared one of the ref.
+ */
+function resolveStored(ref: StoredSetRef) {
+  const db = workerDb('watchedSets');
+  const mapped = (key: string): Uint8Array | undefined => {
+    const b = db.getBinaryFast(key);
+    if (b === undefined) return undefined;
+    return b.length >= MAPPED_FROM ? b.subarray(0, b.length) : Uint8Array.prototype.slice.call(b, 0, b.length);
+  };
+  const data = readKeySet(workerKv, mapped, ref.stored);
+  if (data === undefined) throw new Error(`no stored set ${ref.stored}`);
+  return { ...data, bloom: ref.bloom };
 }

@@ -1,6 +1,7 @@
 import { unpackMatches, type FilterSetData } from '../engine/match/filter-set.js';
 import type { CompileTask, FilterCompiler, MatchPool } from '../engine/match/ports.js';
-import { packCompileTask } from './compile-worker.js';
+import type { LayerTask } from '../engine/match/bases.js';
+import { postable } from '../engine/match/layered.js';
 import type { Threads } from './threads.js';
 import { ownBuffers } from './transfer.js';
 
@@ -27,13 +28,16 @@ export function taskPool(threads: Threads): TaskPool {
   return {
     match: {
       async match(chain: string, numbers: readonly number[], filter: FilterSetData) {
-        const packed = (await pool.run({ chain, numbers: [...numbers], filter })) as Uint32Array;
+        // A base kept in the store travels by ref (its name and bloom filter): each worker reads its own views.
+        const posted = { ...filter, sets: filter.sets.map(postable) };
+        const packed = (await pool.run({ chain, numbers: [...numbers], filter: posted })) as Uint32Array;
         return unpackMatches(packed, numbers.length);
       },
       close,
     },
     compile: {
-      compile: (task: CompileTask) => pool.run(packCompileTask(task), { name: 'compile' }),
+      compile: (task: CompileTask) => pool.run(task, { name: 'compile' }),
+      layer: (task: LayerTask) => pool.run(task, { name: 'layer' }),
     },
     run: (name, task, moved = []) => pool.run(task, { name, transferList: ownBuffers(moved) }),
     // One task per thread: a worker takes one at a time, so each of them answers. Lazy threads load at the first task.

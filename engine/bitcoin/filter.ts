@@ -1,5 +1,6 @@
-import { buildKeySet } from '../match/key-set.js';
-import { mergeKeys, type FilterSet, type FilterSetData } from '../match/filter-set.js';
+import type { SetData } from '../match/layered.js';
+import type { FilterSet, FilterSetData } from '../match/filter-set.js';
+import { addressKeySet, addressesIn, type AddressKey } from '../match/watched-keys.js';
 import { decodeAddress } from './address.js';
 import { bitcoinProbeMatch, scriptKey } from './probe.js';
 
@@ -21,24 +22,26 @@ export interface WatchedWallet {
 /** The probe column's key of a mainnet address taken before (its Taproot key was checked then: not again at each compile). */
 export const addressKey = (address: string): Uint8Array => scriptKey(decodeAddress(address, { checkTaprootKey: false }).script);
 
-export function compileBitcoinFilter(version: number, wallets: readonly WatchedWallet[], seed?: number): FilterSetData {
-  const keys = mergeKeys(
-    wallets.flatMap((w) => [
-      ...w.addresses.map((a) => [addressKey(a), w.index] as const),
-      ...derivedKeys(w.derived).map((k) => [k, w.index] as const),
-    ]),
-  );
-  return {
-    version,
-    family: 'bitcoin',
-    sets: [buildKeySet(32, keys, seed)],
-    every: wallets.filter((w) => w.allAddresses).map((w) => w.index),
-  };
-}
+/** A stored address as key set 0's key (its script hash). */
+export const bitcoinAddressKey: AddressKey = { width: 32, write: (address, out, at) => out.set(addressKey(address), at) };
 
-/** Each 32-byte key of a run of them, as a view. */
-const derivedKeys = (run: Uint8Array): Uint8Array[] =>
-  Array.from({ length: run.length / 32 }, (_, i) => run.subarray(i * 32, (i + 1) * 32));
+/** The filter set of wallets whose keys (addresses and derived ones) are compiled (`keys`: engine/match/watched-keys.ts). */
+export const bitcoinFilterSet = (
+  version: number,
+  wallets: ReadonlyArray<Pick<WatchedWallet, 'index' | 'allAddresses'>>,
+  keys: SetData,
+): FilterSetData => ({
+  version,
+  family: 'bitcoin',
+  sets: [keys],
+  every: wallets.filter((w) => w.allAddresses).map((w) => w.index),
+});
+
+export function compileBitcoinFilter(version: number, wallets: readonly WatchedWallet[], seed = 0x9e3779b9): FilterSetData {
+  const byStream = new Map(wallets.map((w) => [String(w.index), w.addresses]));
+  const entries = wallets.map((w) => ({ index: w.index, id: String(w.index), derived: w.derived }));
+  return bitcoinFilterSet(version, wallets, addressKeySet(bitcoinAddressKey, entries, addressesIn(byStream), seed));
+}
 
 /** The probe column (engine/bitcoin/probe.ts) against key set 0. */
 export const walkBitcoinProbe = (set: FilterSet, probe: Uint8Array): Map<number, number[]> => bitcoinProbeMatch(set.sets[0]!, probe);

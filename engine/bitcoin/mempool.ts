@@ -192,7 +192,9 @@ export class BitcoinMempool {
     const now = clock.now();
     const items: EnqueueItem[] = [];
     for (const index of matched.keys()) {
-      const { id, tenantId } = compiled.streams[index]!;
+      const listed = compiled.streams[index];
+      if (listed === undefined) continue;
+      const { id, tenantId } = listed;
       const stream = kv.get<BitcoinStreamRecord>('streams', streamKey(tenantId, id));
       if (stream === undefined || onNewWebhook(stream.status) === 'drop' || kv.has('btcMempool', sentKey(id, tx.txid))) continue;
       // The xpub addresses it touches (a use moves the wallet's window on, as a block's does).

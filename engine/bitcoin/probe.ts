@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto';
-import type { KeySet } from '../match/key-set.js';
+import { eachHit, type ProbeKeys } from '../match/layered.js';
 import type { BtcTransaction } from './block.js';
 import { hasAddress, scriptType } from './script.js';
 
@@ -76,20 +76,16 @@ export function readBtcProbe(bytes: Uint8Array): { count: number; keysAt: number
  * stream even when several of its scripts are watched (a transaction paying two
  * watched addresses, or one twice).
  */
-export function bitcoinProbeMatch(keys: KeySet, probe: Uint8Array): Map<number, number[]> {
+export function bitcoinProbeMatch(keys: ProbeKeys, probe: Uint8Array): Map<number, number[]> {
   const out = new Map<number, number[]>();
   if (keys.size === 0) return out;
   if (keys.width !== KEY) throw new RangeError(`a Bitcoin probe needs a key set of ${KEY}-byte keys, not ${keys.width}`);
   const { count, keysAt, refsAt } = readBtcProbe(probe);
   const dv = new DataView(probe.buffer, probe.byteOffset, probe.byteLength);
-  const postings = keys.postings;
-  // The column's keys taken together (KeySet.probeColumn, hashed there: this column has no lanes); nothing is
+  // eachHit: a plain key set takes the column together (hashed there: this column has no lanes); nothing is
   // allocated for a miss, which nearly every key is.
-  const n = keys.probeColumn(dv, keysAt, count, -1);
-  const hits = keys.columnHits;
-  for (let h = 0; h < n; h++) {
-    const hit = hits[2 * h + 1]!;
-    const ref = dv.getUint32(refsAt + hits[2 * h]! * 4, true);
+  eachHit(keys, dv, keysAt, count, -1, (k, hit, postings) => {
+    const ref = dv.getUint32(refsAt + k * 4, true);
     for (let p = hit, end = hit + postings[hit - 1]!; p < end; p++) {
       const stream = postings[p]!;
       const refs = out.get(stream);
@@ -97,6 +93,6 @@ export function bitcoinProbeMatch(keys: KeySet, probe: Uint8Array): Map<number, 
       // A transaction's entries of one kind are adjacent: a repeat is the last ref.
       else if (refs[refs.length - 1] !== ref) refs.push(ref);
     }
-  }
+  });
   return out;
 }

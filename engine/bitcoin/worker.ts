@@ -1,5 +1,5 @@
 import type { FamilyWorker } from '../families/family.js';
-import { compileBitcoinFilter, walkBitcoinProbe } from './filter.js';
+import { bitcoinAddressKey, bitcoinFilterSet, walkBitcoinProbe } from './filter.js';
 import { prepareBitcoinBlock, type BitcoinAnswers } from './prepared.js';
 import { deriveWindow, type WindowTask } from './xpub-windows.js';
 
@@ -7,7 +7,11 @@ import { deriveWindow, type WindowTask } from './xpub-windows.js';
 const bitcoinWorker = {
   name: 'bitcoin',
   // Its own keys are its xpubs' script hashes (the entries' derived keys).
-  matching: { compile: compileBitcoinFilter, walk: walkBitcoinProbe },
+  matching: {
+    addressKey: bitcoinAddressKey,
+    compile: (version, entries, _seed, keys) => bitcoinFilterSet(version, entries, keys),
+    walk: walkBitcoinProbe,
+  },
   tasks: {
     /** Bitcoin Core's getblock answer into the block record and probe column. */
     bitcoin(task: { answers: BitcoinAnswers }) {

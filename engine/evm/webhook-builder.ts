@@ -41,8 +41,8 @@ export interface BuilderDeps {
   triggerGas?: bigint;
   /** eth_getBalance at a block (wei); null when the node cannot say. */
   balance(chain: string, address: string, block: number): Promise<bigint | null>;
-  /** The stream's watched addresses, lowercase. */
-  watched(streamId: string): ReadonlySet<string>;
+  /** Whether the stream watches the address (lowercase): a keyed read of the store, for the items a block matched only. */
+  watches(streamId: string, address: string): boolean;
 }
 
 const APPROVAL = toEventSelector('Approval(address,address,uint256)');
@@ -107,7 +107,7 @@ export function webhookBuilder(deps: BuilderDeps): BuildWebhook<StreamRecord> {
     const { chain } = block;
     const r = RecordView.shared(block.bytes);
     const p = prepare(s);
-    const watched = deps.watched(s.id);
+    const watched = (address: string): boolean => deps.watches(s.id, address);
     const number = Number(r.headerField('number'));
     const spam = async (contract: string | null): Promise<boolean> =>
       s.filterPossibleSpamAddresses && contract !== null && (await deps.tokens.get(chain, contract)).possibleSpam;
@@ -249,7 +249,7 @@ export function webhookBuilder(deps: BuilderDeps): BuildWebhook<StreamRecord> {
 }
 
 /** Whether an indexed address parameter of the log holds a watched address (a topic with 12 zero bytes may be a number). */
-function namesWatched(log: StoredLog, event: AbiEvent | undefined, watched: ReadonlySet<string>): boolean {
+function namesWatched(log: StoredLog, event: AbiEvent | undefined, watched: (address: string) => boolean): boolean {
   let positions: number[];
   if (event !== undefined) {
     positions = event.inputs.filter((i) => i.indexed === true).flatMap((i, k) => (i.type === 'address' ? [k + 1] : []));
@@ -258,7 +258,7 @@ function namesWatched(log: StoredLog, event: AbiEvent | undefined, watched: Read
   }
   return positions.some((k) => {
     const t = log.topics[k];
-    return t !== undefined && t.length === 66 && watched.has(topicAddress(t).toLowerCase());
+    return t !== undefined && t.length === 66 && watched(topicAddress(t).toLowerCase());
   });
 }
 

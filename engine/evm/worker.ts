@@ -1,15 +1,17 @@
 import type { FamilyWorker } from '../families/family.js';
-import { compileFilterSet, walkProbe } from './filter.js';
+import { evmAddressKey, evmFilterSet, walkProbe } from './filter.js';
 import { prepareBlock, type NodeAnswers } from './prepared.js';
 
 /** What a worker of the pool runs of the EVM family (app/worker.ts), and index.ts reuses: its match step and its tasks. */
 const evmWorker = {
   name: 'evm',
   matching: {
-    compile: (version, entries, seed) =>
-      compileFilterSet(
+    addressKey: evmAddressKey,
+    compile: (version, entries, seed, addresses) =>
+      evmFilterSet(
         version,
         entries.map((e) => ({ ...e, topic0: e.keys['topic0'] ?? [] })),
+        addresses,
         seed,
       ),
     walk: walkProbe,

@@ -1,11 +1,15 @@
 import type { ChainFamily } from '../chains/registry.js';
-import { KeySet, type KeySetData, type KeySetInput } from './key-set.js';
+import type { KeySetInput } from './key-set.js';
+import { probeKeys, type ProbeKeys, type ResolveStored, type SetData } from './layered.js';
+import type { BaseHeader } from './stored-base.js';
 
 /**
  * The compiled filter set of one chain: the keys its streams watch, each with
  * the streams that want it, in key sets of the chain family's widths (EVM:
- * addresses and topic0s; Bitcoin: script hashes), rebuilt when streams or their
- * addresses change and published by version. Matching a block walks its probe
+ * addresses and topic0s; Bitcoin: script hashes), published by version: rebuilt
+ * when streams change, and when their addresses change but for a large chain's
+ * address set, which is a base kept in the store with the changes laid over it
+ * (engine/match/bases.ts). Matching a block walks its probe
  * column once, in the family's format (the family's FamilyMatching is the
  * walker), and says, per stream, which items (probe refs: kind << 24 | index)
  * concern it; only those are decoded later.
@@ -15,10 +19,12 @@ import { KeySet, type KeySetData, type KeySetInput } from './key-set.js';
 export interface FilterSetData {
   version: number;
   family: ChainFamily;
-  /** The family's key sets, in the order its probe walker reads them. */
-  sets: KeySetData[];
+  /** The family's key sets, in the order its probe walker reads them (the addresses' set, 0, may be layered: engine/match/layered.ts). */
+  sets: SetData[];
   /** Streams that want every item of a block (allAddresses): each gets the ref EVERY, after its keys' refs. */
   every: number[];
+  /** The base its address set was kept in the store as (a compile in the pool with `store`). */
+  base?: BaseHeader;
 }
 
 /** The ref a stream of `every` gets: the whole block concerns it. */
@@ -30,16 +36,18 @@ export type ProbeWalk = (set: FilterSet, probe: Uint8Array) => Map<number, numbe
 export class FilterSet {
   readonly version: number;
   readonly family: ChainFamily;
-  readonly sets: KeySet[];
+  readonly sets: ProbeKeys[];
   readonly every: readonly number[];
 
+  /** `resolve`: how this thread reads a base kept in the store, posted by its ref. */
   constructor(
     data: FilterSetData,
     private readonly walk: ProbeWalk,
+    resolve?: ResolveStored,
   ) {
     this.version = data.version;
     this.family = data.family;
-    this.sets = data.sets.map((s) => new KeySet(s));
+    this.sets = data.sets.map((s) => probeKeys(s, resolve));
     this.every = data.every;
   }
 

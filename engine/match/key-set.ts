@@ -136,18 +136,7 @@ export function fillKeySet(
   seed: number,
   fill: (insert: (dv: DataView, at: number, streams: ArrayLike<number>) => void) => void,
 ): KeySetData {
-  // 16 bits per key, in whole 256-bit blocks, a power of two.
-  const blocks = 2 ** Math.max(0, Math.ceil(Math.log2(Math.max(1, (size * 16) / 256))));
-  const capacity = 2 ** Math.ceil(Math.log2(Math.max(2, size * 2)));
-  const data: KeySetData = {
-    width,
-    seed: seed >>> 0,
-    size,
-    bloom: shared(blocks * 8),
-    slots: shared(capacity * (width / 4)),
-    postingAt: shared(capacity),
-    postings: shared(postings),
-  };
+  const data = allocKeySet(width, size, postings, seed);
   const set = new KeySet(data);
   let p = 0;
   let n = 0;
@@ -157,6 +146,31 @@ export function fillKeySet(
   });
   if (n !== size) throw new RangeError(`${n} keys inserted, ${size} announced`);
   return data;
+}
+
+/** How a key set's arrays are made: its table's highest load, and in shared memory (posted to workers) or the thread's own (written to the store). */
+export interface KeySetLayout {
+  /** The most keys per table slot (the table a power of two): 0.5 unless told; a stored set takes 0.75. */
+  load?: number;
+  shared?: boolean;
+}
+
+/** The empty arrays of a key set of `size` keys and `postings` words, in `layout`. */
+export function allocKeySet(width: 20 | 32, size: number, postings: number, seed: number, layout: KeySetLayout = {}): KeySetData {
+  const { load = 0.5, shared: inShared = true } = layout;
+  const words = (length: number): Uint32Array => (inShared ? shared(length) : new Uint32Array(Math.max(1, length)));
+  // 16 bits per key, in whole 256-bit blocks, a power of two.
+  const blocks = 2 ** Math.max(0, Math.ceil(Math.log2(Math.max(1, (size * 16) / 256))));
+  const capacity = 2 ** Math.ceil(Math.log2(Math.max(2, Math.ceil(size / load))));
+  return {
+    width,
+    seed: seed >>> 0,
+    size,
+    bloom: words(blocks * 8),
+    slots: words(capacity * (width / 4)),
+    postingAt: words(capacity),
+    postings: words(postings),
+  };
 }
 
 export class KeySet {
@@ -193,16 +207,33 @@ export class KeySet {
 
   /** Adds the key at `at` in `dv` (while building): returns where the next postings go. */
   insert(dv: DataView, at: number, streams: ArrayLike<number>, p: number): number {
+    this.place(dv, at, p + 1);
+    return this.writePostings(streams, p);
+  }
+
+  /**
+   * Adds the key at `at` in `dv` (while building) with postings already written at `posting` (1 + their offset, as
+   * postingAt holds it): the keys of one stream alone share one posting (a stored set: 4 bytes a key fewer).
+   */
+  insertAt(dv: DataView, at: number, posting: number): void {
+    this.place(dv, at, posting);
+  }
+
+  /** Writes the postings at `p` (a count and the streams) for insertAt: where the next postings go. */
+  writePostings(streams: ArrayLike<number>, p: number): number {
+    this.postings[p++] = streams.length;
+    for (let i = 0; i < streams.length; i++) this.postings[p++] = streams[i]!;
+    return p;
+  }
+
+  private place(dv: DataView, at: number, posting: number): void {
     this.hash(dv, at);
     this.addToBloom();
     let slot = this.h1 & this.slotMask;
     while (this.postingAt[slot] !== 0 && !this.sameKey(slot, dv, at)) slot = (slot + 1) & this.slotMask;
     if (this.postingAt[slot] !== 0) throw new RangeError('a key is listed twice; merge its streams first');
     for (let w = 0; w < this.words; w++) this.slots[slot * this.words + w] = dv.getUint32(at + w * 4, true);
-    this.postingAt[slot] = p + 1;
-    this.postings[p++] = streams.length;
-    for (let i = 0; i < streams.length; i++) this.postings[p++] = streams[i]!;
-    return p;
+    this.postingAt[slot] = posting;
   }
 
   /** The streams watching the key at `at` in `dv`, as a view of the postings (empty when none). */

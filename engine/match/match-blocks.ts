@@ -2,6 +2,7 @@ import { blockKey } from '../ingest/chain-store.js';
 import type { Kv } from '../ports.js';
 import type { Matchings, MatchPool } from './ports.js';
 import { FilterSet, type FilterSetData } from './filter-set.js';
+import type { ResolveStored } from './layered.js';
 
 /**
  * Matching blocks' probe columns against a chain's filter set, wherever it
@@ -13,14 +14,18 @@ import { FilterSet, type FilterSetData } from './filter-set.js';
 export class FilterSets {
   private readonly sets = new Map<string, FilterSet>();
 
-  constructor(private readonly matching: Matchings) {}
+  /** `resolve`: how this thread reads a base kept in the store, posted by its ref (a worker's own views). */
+  constructor(
+    private readonly matching: Matchings,
+    private readonly resolve?: ResolveStored,
+  ) {}
 
   of(chain: string, data: FilterSetData): FilterSet {
     const cur = this.sets.get(chain);
     if (cur !== undefined && cur.version === data.version) return cur;
     const walk = this.matching(data.family)?.walk;
     if (walk === undefined) throw new Error(`no matching for ${data.family} chains`);
-    const next = new FilterSet(data, walk);
+    const next = new FilterSet(data, walk, this.resolve);
     this.sets.set(chain, next);
     return next;
   }

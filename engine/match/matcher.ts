@@ -373,7 +373,10 @@ export class StreamMatcher {
       const streams: Array<{ stream: StoredStream; refs: readonly number[]; partition: number }> = [];
       const staged = new Map<number, (streamId: string) => boolean>();
       for (const [index, refs] of matched!) {
-        const { id, tenantId } = compiled!.streams[index]!;
+        const listed = compiled!.streams[index];
+        // An index a stored base keeps for a stream removed, or moved to other chains, since.
+        if (listed === undefined) continue;
+        const { id, tenantId } = listed;
         const stream = this.kv.get<StoredStream>('streams', streamKey(tenantId, id));
         // Streams that drop new blocks (paused, terminated) need nothing built; nor those of partitions owned elsewhere.
         if (stream === undefined || onNewWebhook(stream.status) === 'drop') continue;

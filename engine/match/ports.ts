@@ -2,6 +2,9 @@ import type { ChainFamily } from '../chains/registry.js';
 import type { Watched } from '../streams/family.js';
 import type { StoredStream } from '../streams/model.js';
 import type { FilterSetData, ProbeWalk } from './filter-set.js';
+import type { SetData } from './layered.js';
+import type { ChangeLayerData } from './layered.js';
+import type { AddressKey } from './watched-keys.js';
 
 /** The match workers (a piscina pool in workers/pool.ts): a chain's blocks tested against a compiled filter set. */
 export interface MatchPool {
@@ -16,6 +19,8 @@ export interface MatchPool {
  */
 export interface FilterCompiler {
   compile(task: CompileTask): Promise<FilterSetData>;
+  /** Builds a change layer from the watch log (engine/match/bases.ts); none: built on the calling thread. */
+  layer?(task: LayerTask): Promise<LayerResult>;
 }
 
 export interface CompileTask {
@@ -24,6 +29,11 @@ export interface CompileTask {
   version: number;
   entries: WatchedEntry[];
   seed: number;
+  /**
+   * Keep the address set in the store as the chain's base (engine/match/stored-base.ts) when compiled in the pool:
+   * entries[i].index is i. The answer's `base` then names it.
+   */
+  store?: boolean;
 }
 
 /** A family's own watched keys beyond addresses, by name, as its compile reads them (EVM: topic0; Solana: programIds, mintAddresses). */
@@ -32,8 +42,10 @@ export type WatchedKeys = Readonly<Record<string, readonly string[]>>;
 /** One stream of a chain as its family's compile takes it. */
 export interface WatchedEntry {
   index: number;
-  /** Watched addresses as stored. */
-  addresses: readonly string[];
+  /** The stream's id: its addresses are read from the store (`streamAddresses`) by the thread that compiles. */
+  id: string;
+  /** How many addresses it watches (its record's amountOfAddresses): what the compile's size is judged by. */
+  count: number;
   allAddresses: boolean;
   /** The family's own keys (what its stream family's `watched` answers). */
   keys: WatchedKeys;
@@ -51,9 +63,14 @@ export const DERIVED_KEY_BYTES = 32;
 /** No derived keys: what every stream has but those whose family derives some. */
 export const NO_DERIVED = new Uint8Array(0);
 
-/** A chain family's match step: compile what its streams watch into a filter set, and walk a block's probe column against it. */
+/**
+ * A chain family's match step: how a stored address becomes its key, the compile of what its streams watch into a
+ * filter set (given the key set of their addresses and derived keys, compiled from raw bytes: engine/match/watched-keys.ts),
+ * and the walk of a block's probe column against it.
+ */
 export interface FamilyMatching {
-  compile(version: number, entries: readonly WatchedEntry[], seed: number): FilterSetData;
+  addressKey: AddressKey;
+  compile(version: number, entries: readonly WatchedEntry[], seed: number, addresses: SetData): FilterSetData;
   walk: ProbeWalk;
 }
 
@@ -65,4 +82,24 @@ export interface WatchFamilies {
   matching: Matchings;
   /** What a stored stream of any family watches (by its family's rule, records of no family included). */
   watched(s: StoredStream): Watched;
+}
+
+/** A layer of the watch log's changes after `after`, as the pool builds it. */
+export interface LayerTask {
+  chain: string;
+  family: string;
+  after: number;
+  /** Index of each stream in the chain's numbering (streams not listed are another chain's, or gone). */
+  index: Record<string, number>;
+  seed: number;
+}
+
+export interface LayerResult {
+  /** The last change it holds. */
+  upTo: number;
+  layer: ChangeLayerData;
+  /** Keys changed (adds and removals). */
+  keys: number;
+  /** Streams created after `after` (a start checks its streams against the base's with them). */
+  created: string[];
 }

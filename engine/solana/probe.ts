@@ -1,4 +1,4 @@
-import type { KeySet } from '../match/key-set.js';
+import type { ProbeKeys } from '../match/layered.js';
 import { KEY_BYTES, KeyTable } from './key.js';
 import type { SolBlock, SolTransaction } from './scan.js';
 
@@ -139,7 +139,7 @@ export function readSolProbe(bytes: Uint8Array): { count: number; keysAt: number
  * Per stream index, the indexes of the transactions whose probe entries a stream's key sets hold, in block
  * order, each once per stream. `sets` are 32-byte key sets by SolProbeKind: watched addresses, programs, mints.
  */
-export function solanaProbeMatch(sets: readonly KeySet[], probe: Uint8Array): Map<number, number[]> {
+export function solanaProbeMatch(sets: readonly ProbeKeys[], probe: Uint8Array): Map<number, number[]> {
   const out = new Map<number, number[]>();
   if (sets.every((s) => s.size === 0)) return out;
   for (const s of sets)

@@ -1,15 +1,17 @@
 import type { FamilyWorker } from '../families/family.js';
-import { compileSolanaFilter, walkSolanaProbe } from './filter.js';
+import { solanaAddressKey, solanaFilterSet, walkSolanaProbe } from './filter.js';
 import { prepareSolanaBlock, type SolanaAnswers } from './prepared.js';
 
 /** What a worker of the pool runs of the Solana family (app/worker.ts), and index.ts reuses: its match step and its tasks. */
 const solanaWorker = {
   name: 'solana',
   matching: {
-    compile: (version, entries, seed) =>
-      compileSolanaFilter(
+    addressKey: solanaAddressKey,
+    compile: (version, entries, seed, addresses) =>
+      solanaFilterSet(
         version,
         entries.map((e) => ({ ...e, programIds: e.keys['programIds'] ?? [], mintAddresses: e.keys['mintAddresses'] ?? [] })),
+        addresses,
         seed,
       ),
     walk: walkSolanaProbe,

@@ -17,8 +17,11 @@ export interface StreamWatch {
   /** Created or changed: the record with what matching reads (chainIds: the store's chain keys). */
   stream(s: StoredStream & Watched): void;
   removed(id: string): void;
-  /** Addresses in their stored form (EVM lower-case; Bitcoin bech32 lower-case, base58 as given; Solana as given). */
-  addressesChanged(id: string, added: readonly string[], removed: readonly string[]): void;
+  /**
+   * Addresses in their stored form (EVM lower-case; Bitcoin bech32 lower-case, base58 as given; Solana as given);
+   * `seq`: the change's number in the watch log (engine/streams/watch-log.ts).
+   */
+  addressesChanged(id: string, added: readonly string[], removed: readonly string[], seq?: number): void;
 }
 
 /** What one node's reactions act on (app/server.ts gives the server's). */
@@ -52,11 +55,11 @@ export function changeEffects(
   };
   const addresses =
     (add: boolean): Effect<AddressesChange> =>
-    ({ id }, { changed }) => {
+    ({ id }, { changed, seq }) => {
       const delivery = dispatcher.recordWritten(id);
       return () => {
         delivery();
-        watch?.addressesChanged(id, add ? changed : [], add ? [] : changed);
+        watch?.addressesChanged(id, add ? changed : [], add ? [] : changed, seq);
       };
     };
   const streams: ChangeEffects = {

@@ -1,3 +1,4 @@
+import { logWatchChange } from './watch-log.js';
 import { xpubCountKey, xpubKey, type StoredXpub } from './xpub-record.js';
 import { AUTH_APPLY, type AuthKinds } from '../auth/changes.js';
 import { streamKey } from '../delivery/stream-port.js';
@@ -132,6 +133,8 @@ interface StoreKinds extends AuthKinds {
 export interface AddressesApplied {
   stream: StoredStream;
   changed: string[];
+  /** The change's number in the watch log (engine/streams/watch-log.ts); 0 when none changed. */
+  seq: number;
 }
 
 /** Each kind of change and what applying it gives: API keys and tenants are written through the key store (engine/keys.ts). */
@@ -159,6 +162,7 @@ const APPLY: { [K in keyof StoreKinds]: (kv: Kv, change: StoreKinds[K][0]) => St
     const held = kv.count('streams', { start: `${tenant}/`, end: `${tenant}/\uffff`, limit: maxStreams });
     if (held >= maxStreams) throw overLimit('streams', 'a tenant holds', maxStreams, 'CHAINPOST_MAX_STREAMS');
     kv.put('streams', streamKey(tenant, stream.id), stream);
+    logWatchChange(kv, { id: stream.id, created: true });
     return stream;
   },
   'stream.update': (kv, { tenant, id, family, unmarked, fields, at }) => {
@@ -252,7 +256,9 @@ function changeAddresses(
   stream.amountOfAddresses = n;
   stream.updatedAt = at;
   kv.put('streams', streamKey(tenant, id), stream);
-  return { stream, changed };
+  // Logged with the rows: what a stored watched set lays over itself (engine/streams/watch-log.ts).
+  const seq = changed.length === 0 ? 0 : logWatchChange(kv, { id, add, addresses: changed });
+  return { stream, changed, seq };
 }
 
 /** Applies a change to the store, with its checks; call inside a write transaction (a check that throws leaves it to be rolled back). */

@@ -83,6 +83,9 @@ export interface StartupRun {
   writeMs: number;
   /** The LMDB pages of the scaled store's stream tables once written (streamAddresses, streams), bytes. */
   storeBytes: { streamAddresses: number; streams: number };
+  /** The kept watched sets (scale.keep): milliseconds to compile and write them, and their bytes. */
+  keepMs: number;
+  keptBytes: number;
   /** Spawn → first answer of a server on a store without streams, in the same run. */
   baselineFirstAnswerMs: number;
   output: string;
@@ -251,6 +254,8 @@ export async function startupRun(opts: StartupOptions): Promise<StartupRun> {
       deliveredUp: delivered(targets.slice(opts.downBlocks)),
       writeMs: scaled.writeMs,
       storeBytes: scaled.storeBytes,
+      keepMs: scaled.keepMs,
+      keptBytes: scaled.keptBytes,
       baselineFirstAnswerMs: baseline.firstAnswerMs,
       output,
     };

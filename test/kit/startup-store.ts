@@ -3,6 +3,11 @@ import { DEFAULT_LIMITS } from '../../engine/streams/limits.js';
 import { streamKey } from '../../engine/delivery/dispatcher.js';
 import type { StoredStream } from '../../engine/streams/model.js';
 import { openStore, type Store } from '../../storage/env.js';
+import { FAMILIES } from '../../app/families.js';
+import { compileHere } from '../../engine/match/compile.js';
+import { readPointer } from '../../engine/match/stored-base.js';
+import { partName } from '../../engine/match/layered.js';
+import { storedAddresses } from '../../engine/match/watched-keys.js';
 
 /**
  * A store watching at scale, for bench:startup and test/startup-scale.test.ts: `streams` copies of one stream
@@ -14,6 +19,11 @@ import { openStore, type Store } from '../../storage/env.js';
 export interface Scale {
   streams: number;
   perStream: number;
+  /**
+   * Keep the chains' watched sets in the store once written (engine/match/stored-base.ts), as a bulk write of the
+   * store layer does: the server then starts on them, compiling nothing.
+   */
+  keep?: boolean;
 }
 
 export interface WatchedAtScale {
@@ -23,6 +33,10 @@ export interface WatchedAtScale {
   addressOf(stream: number, k: number): string;
   /** Milliseconds the writes took. */
   writeMs: number;
+  /** Milliseconds the kept watched sets took to compile and write (`keep`); 0 without. */
+  keepMs: number;
+  /** Bytes of the kept sets' arrays (`keep`). */
+  keptBytes: number;
   /** The LMDB pages (B-tree and overflow) of the stream tables once written, bytes. */
   storeBytes: { streamAddresses: number; streams: number };
 }
@@ -76,13 +90,43 @@ export async function watchAtScale(dir: string, templateId: string, scale: Scale
       });
     }
     const writeMs = performance.now() - started;
+    const kept = performance.now();
+    const keptBytes = scale.keep === true ? keepWatchedSets(store, FAMILIES.watched(record).chainIds) : 0;
     return {
       ids,
       addressOf: scaleAddress,
       writeMs,
+      keepMs: scale.keep === true ? performance.now() - kept : 0,
+      keptBytes,
       storeBytes: { streamAddresses: pages(store, 'streamAddresses'), streams: pages(store, 'streams') },
     };
   } finally {
     await store.close();
   }
+}
+
+/** Compiles each chain's watched set from the store and keeps it there as the server's pool would (compileHere with the store): the bytes of its arrays. */
+function keepWatchedSets(store: Store, chains: readonly string[]): number {
+  const read = storedAddresses((o) => store.keys('streamAddresses', o));
+  let bytes = 0;
+  for (const chain of chains) {
+    // Every stream listing the chain, in the store's order: what the server's watchlist lists after its load.
+    const entries = store
+      .range<StoredStream>('streams')
+      .filter((e) => FAMILIES.watched(e.value).chainIds.includes(chain))
+      .map((e, index) => ({
+        index,
+        id: e.value.id,
+        count: e.value.amountOfAddresses,
+        allAddresses: false,
+        keys: {},
+        derived: new Uint8Array(0),
+      }));
+    compileHere(FAMILIES.matching, { chain, family: 'evm', version: 0, entries, seed: 0x9e3779b9, store: true }, read, store);
+    const header = readPointer(store, chain)!;
+    for (let i = 0; i < header.parts; i++)
+      for (const a of ['bloom', 'slots', 'postingAt', 'postings'])
+        bytes += store.getRaw('watchedSets', `${partName(header.name, i)}/${a}`)?.byteLength ?? 0;
+  }
+  return bytes;
 }

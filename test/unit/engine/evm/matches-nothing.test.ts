@@ -122,7 +122,13 @@ describe('matchesNothing', () => {
       const unreachable = (): never => {
         throw new Error('no node read expected');
       };
-      const build = webhookBuilder({ tokens, call: unreachable, gasCap: unreachable, balance: unreachable, watched: () => all });
+      const build = webhookBuilder({
+        tokens,
+        call: unreachable,
+        gasCap: unreachable,
+        balance: unreachable,
+        watches: (_id, a) => all.has(a),
+      });
       let hopeless = 0;
       for (const [i, d] of definitions().entries()) {
         // Its own id: the builder prepares a definition once per stream id and updatedAt.

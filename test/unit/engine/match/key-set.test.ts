@@ -263,7 +263,7 @@ describe.each(FIXTURE_BLOCKS)('the webhook of mainnet block %i', (n) => {
       call: unreachable,
       gasCap: unreachable,
       balance: unreachable,
-      watched: () => new Set(watched),
+      watches: (_id, a) => watched.includes(a),
     });
     const bytes = encodeRecord(r);
     const record = RecordView.shared(bytes);

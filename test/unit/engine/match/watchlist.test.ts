@@ -5,8 +5,8 @@ import { compileHere, inlineSmallCompiles } from '../../../../engine/match/compi
 import { NO_DERIVED, type CompileTask } from '../../../../engine/match/ports.js';
 import { FAMILIES } from '../../../../app/families.js';
 import { Watchlist } from '../../../../engine/match/watchlist.js';
-import { compileTask, packCompileTask } from '../../../../workers/compile-worker.js';
-import { openStore } from '../../../../storage/env.js';
+import { addressesIn, storedAddresses } from '../../../../engine/match/watched-keys.js';
+import { openStore, type Store } from '../../../../storage/env.js';
 import { tempDir } from '../../../helpers.js';
 
 const A = '0x1111111111111111111111111111111111111111';
@@ -23,18 +23,42 @@ const probeOf = (address: string): Uint8Array => {
 };
 const stream = (id: string, chainIds: string[]) => ({ id, tenantId: 't', chainIds, allAddresses: false, keys: { topic0: [] } });
 
+/**
+ * A watchlist over a real store: `change` writes a stream's addresses to the store as the streams service does, then
+ * tells the watchlist; compiles read them back from the store.
+ */
+function stored(): { w: Watchlist; store: Store; change(id: string, added: string[], removed?: string[]): void; close(): Promise<void> } {
+  const store = openStore(tempDir());
+  const w = new Watchlist({ families: FAMILIES, addresses: storedAddresses((opts) => store.keys('streamAddresses', opts)) });
+  return {
+    w,
+    store,
+    change(id, added, removed = []) {
+      store.transact(() => {
+        for (const a of added) store.put('streamAddresses', `${id}/${a}`, 1);
+        for (const a of removed) store.remove('streamAddresses', `${id}/${a}`);
+      });
+      w.addressesChanged(id, added, removed);
+    },
+    close: async () => {
+      await store.close();
+      rmSync(store.path, { recursive: true, force: true });
+    },
+  };
+}
+
 describe('the watchlist', () => {
   it('recompiles a chain only when a stream listing it (before or after the change) changed', async () => {
-    const w = new Watchlist({ families: FAMILIES });
+    const { w, change, close } = stored();
     w.stream(stream('s1', ['0x1']));
     w.stream(stream('s2', ['0x89']));
-    w.addressesChanged('s1', [A], []);
+    change('s1', [A]);
     const eth = await w.compile('0x1');
     const polygon = await w.compile('0x89');
     expect(new EvmFilterSet(eth.filter).match(probeOf(A))).toEqual(new Map([[0, [0]]]));
 
     // Addresses of the polygon stream: ethereum's set stays as it was.
-    w.addressesChanged('s2', [B], []);
+    change('s2', [B]);
     expect(await w.compile('0x1')).toBe(eth);
     const polygon2 = await w.compile('0x89');
     expect(polygon2).not.toBe(polygon);
@@ -45,7 +69,7 @@ describe('the watchlist', () => {
     const eth3 = await w.compile('0x1');
     expect(eth3).not.toBe(eth);
     expect(eth3.streams).toEqual([]);
-    expect((await w.compile('0x89')).streams.map((s) => s.id).sort()).toEqual(['s1', 's2']);
+    expect((await w.compile('0x89')).streams.map((s) => s?.id).sort()).toEqual(['s1', 's2']);
     expect((await w.compile('0x89')).filter.version).toBeGreaterThan(polygon2.filter.version);
 
     // An update that changes nothing matching reads, or an address call that changes nothing, recompiles nothing.
@@ -55,18 +79,20 @@ describe('the watchlist', () => {
     expect(await w.compile('0x89')).toBe(polygon3);
 
     w.removed('s2');
-    expect((await w.compile('0x89')).streams.map((s) => s.id)).toEqual(['s1']);
+    expect((await w.compile('0x89')).streams.map((s) => s?.id)).toEqual(['s1']);
     expect(await w.compile('0x1')).toBe(eth3);
+    await close();
   });
 
   it('compiles one version of a chain at a time: changes made while a compile runs are compiled once, after it, at the latest version', async () => {
     const tasks: CompileTask[] = [];
     const held: Array<() => void> = [];
-    const w = new Watchlist({ families: FAMILIES });
+    const { w, store, change, close } = stored();
+    const read = storedAddresses((opts) => store.keys('streamAddresses', opts));
     w.compileWith({
       compile: (task) => {
         tasks.push(task);
-        return new Promise((resolve) => held.push(() => resolve(compileHere(FAMILIES.matching, task))));
+        return new Promise((resolve) => held.push(() => resolve(compileHere(FAMILIES.matching, task, read))));
       },
     });
     w.stream(stream('s1', ['0x1']));
@@ -76,7 +102,7 @@ describe('the watchlist', () => {
     // Three changes (xpubs added one after another, say), each followed by a reader asking for the set.
     const asked: Array<Promise<unknown>> = [];
     for (const a of [A, B, '0x3333333333333333333333333333333333333333']) {
-      w.addressesChanged('s1', [a], []);
+      change('s1', [a]);
       asked.push(w.compile('0x1'));
     }
     await new Promise((r) => setImmediate(r));
@@ -85,11 +111,13 @@ describe('the watchlist', () => {
     await first;
     await new Promise((r) => setImmediate(r));
     expect(tasks).toHaveLength(2);
-    expect(tasks[1]!.entries[0]!.addresses).toHaveLength(3);
+    expect(tasks[1]!.entries[0]!.count).toBe(3);
     held.shift()!();
-    const sets = (await Promise.all(asked)) as Array<{ filter: { version: number } }>;
+    const sets = (await Promise.all(asked)) as Array<{ filter: { version: number; sets: Array<{ size: number }> } }>;
     expect(new Set(sets.map((x) => x.filter.version))).toEqual(new Set([tasks[1]!.version]));
+    expect(sets[0]!.filter.sets[0]!.size).toBe(3);
     expect(tasks).toHaveLength(2);
+    await close();
   });
 });
 
@@ -172,8 +200,8 @@ describe('the watchlist and Solana streams', () => {
         keys: { programIds: [TOKEN, VOTE], mintAddresses: [USDC] },
         allAddresses: false,
       });
-      expect([...solana.entries[0]!.addresses].sort()).toEqual([WALLET, WALLET.toLowerCase()].sort());
-      expect(solana.entries[1]).toMatchObject({ index: 1, keys: { programIds: [], mintAddresses: [] }, allAddresses: true, addresses: [] });
+      expect(solana.entries[0]!.count).toBe(2);
+      expect(solana.entries[1]).toMatchObject({ index: 1, keys: { programIds: [], mintAddresses: [] }, allAddresses: true, count: 0 });
       // Other families' entries carry their own keys alone, and a Solana stream is on no other chain.
       expect(w.watchedOn('0x1').entries.map((e) => e.keys)).toEqual([{ topic0: [] }]);
       expect(w.watchedOn('0x1').streams).toEqual([{ id: 'evm', tenantId: 't' }]);
@@ -229,7 +257,7 @@ describe('the watchlist at start', () => {
         topic0: null,
         allAddresses: false,
       };
-      // 300 streams (three pages of streams) of 150 addresses each: 45,000 keys, five pages of addresses.
+      // 300 streams (three pages of streams) of 150 addresses each: 45,000 keys.
       const ids = Array.from({ length: 300 }, (_, i) => `s${String(i).padStart(3, '0')}`);
       store.transact(() => {
         ids.forEach((id, i) => {
@@ -247,8 +275,8 @@ describe('the watchlist at start', () => {
         turns.shift()!();
         await new Promise((r) => setImmediate(r));
       };
-      // The four pages of streams, then two of addresses (20,000 keys: streams s000 to s133).
-      for (let i = 0; i < 6; i++) await turn();
+      // Two of the three pages of streams.
+      for (let i = 0; i < 2; i++) await turn();
       expect(compiled).toBeUndefined();
       // Between pages, as the streams service does: the store written, then the watchlist told.
       const change = (id: string, added: string[], removed: string[]): void => {
@@ -270,19 +298,20 @@ describe('the watchlist at start', () => {
       while (turns.length > 0 || compiled === undefined) await turn().catch(() => {});
       await loading;
 
-      expect([...w.watched('s000')]).toContain(hex(999_001));
-      expect([...w.watched('s000')]).not.toContain(hex(1));
-      expect(w.watched('s000').size).toBe(150);
-      expect([...w.watched('s299')]).toContain(hex(999_002));
-      expect([...w.watched('s299')]).not.toContain(hex(299_000));
-      expect(w.watched('s298').size).toBe(0);
-      expect([...w.watched('late')]).toEqual([hex(999_003)]);
       const on = w.watchedOn('0x1');
       expect(on.streams).toHaveLength(300);
-      expect(on.entries.reduce((n, e) => n + e.addresses.length, 0)).toBe(299 * 150 + 1);
-      // The set compiled once the load ended holds every address the store does.
-      const set = new EvmFilterSet((compiled as Awaited<ReturnType<Watchlist['compile']>>).filter);
+      expect(on.entries.reduce((n, e) => n + e.count, 0)).toBe(299 * 150 + 1);
+      // The set compiled once the load ended holds every address the store does, the changes made meanwhile included.
+      const c = compiled as Awaited<ReturnType<Watchlist['compile']>>;
+      const set = new EvmFilterSet(c.filter);
       expect(set.addresses.size).toBe(299 * 150 + 1);
+      const streamOf = (a: string): string[] => [...set.match(probeOf(a)).keys()].map((i) => c.streams[i]!.id);
+      expect(streamOf(hex(999_001))).toEqual(['s000']);
+      expect(streamOf(hex(1))).toEqual([]);
+      expect(streamOf(hex(999_002))).toEqual(['s299']);
+      expect(streamOf(hex(299_000))).toEqual([]);
+      expect(streamOf(hex(298_000))).toEqual([]);
+      expect(streamOf(hex(999_003))).toEqual(['late']);
     } finally {
       await store.close();
       rmSync(store.path, { recursive: true, force: true });
@@ -290,23 +319,24 @@ describe('the watchlist at start', () => {
   });
 
   it('compiles with the compiler given, once per version even when asked again meanwhile, and again after a change once that compile has ended', async () => {
-    const w = new Watchlist({ families: FAMILIES });
+    const { w, store, change, close } = stored();
+    const read = storedAddresses((opts) => store.keys('streamAddresses', opts));
     const asked: number[] = [];
     const release: Array<() => void> = [];
     w.compileWith({
       compile: (task) => {
         asked.push(task.version);
-        return new Promise((resolve) => release.push(() => resolve(compileHere(FAMILIES.matching, task))));
+        return new Promise((resolve) => release.push(() => resolve(compileHere(FAMILIES.matching, task, read))));
       },
     });
     w.stream(stream('s1', ['0x1']));
-    w.addressesChanged('s1', [A], []);
+    change('s1', [A]);
     const first = w.compile('0x1');
     const again = w.compile('0x1');
     await new Promise((r) => setImmediate(r));
     expect(asked).toHaveLength(1);
     // A change while the first is compiling: the next call compiles the new version once the first has ended.
-    w.addressesChanged('s1', [B], []);
+    change('s1', [B]);
     const second = w.compile('0x1');
     await new Promise((r) => setImmediate(r));
     expect(asked).toHaveLength(1);
@@ -319,43 +349,51 @@ describe('the watchlist at start', () => {
     expect(s2.filter.version).toBeGreaterThan((await first).filter.version);
     expect(new EvmFilterSet(s2.filter).match(probeOf(B))).toEqual(new Map([[0, [0]]]));
     expect(await w.compile('0x1')).toBe(s2);
+    await close();
   });
 });
 
 describe('where filter sets compile', () => {
   const entry = (index: number, addresses: string[]) => ({
     index,
-    addresses,
+    id: `s${index}`,
+    count: addresses.length,
     allAddresses: addresses.length === 0,
     keys: { topic0: addresses.length === 0 ? ['0x' + 'dd'.repeat(32)] : [] },
     derived: NO_DERIVED,
   });
   const task = { chain: '0x1', family: 'evm' as const, version: 7, seed: 42, entries: [entry(0, [A, B]), entry(1, []), entry(2, [B])] };
+  const read = addressesIn(
+    new Map([
+      ['s0', [A, B]],
+      ['s2', [B]],
+    ]),
+  );
 
-  it('the compile task as posted to the pool (addresses a line each) gives the set compiled here', () => {
-    const posted = packCompileTask(task);
-    expect(posted.entries.map((e) => e.addresses)).toEqual([`${A}\n${B}`, '', B]);
-    const pooled = compileTask(FAMILIES.matching)(posted);
-    expect(pooled).toEqual(compileHere(FAMILIES.matching, task));
-    expect(new EvmFilterSet(pooled).match(probeOf(B))).toEqual(
+  it('compiles from the addresses read by stream id: a key several streams watch has them all, and each stream its own', () => {
+    const set = new EvmFilterSet(compileHere(FAMILIES.matching, task, read));
+    expect(set.addresses.size).toBe(2);
+    expect(set.match(probeOf(B))).toEqual(
       new Map([
         [0, [0]],
         [2, [0]],
       ]),
     );
+    expect(set.match(probeOf(A))).toEqual(new Map([[0, [0]]]));
   });
 
   it('sends a task of more keys than the bound to the pool, and compiles a smaller one here', async () => {
     const sent: number[] = [];
     const log = { info: () => {}, enabled: () => false } as unknown as Parameters<typeof inlineSmallCompiles>[2];
     const compiler = inlineSmallCompiles(
-      { compile: async (t) => (sent.push(t.version), compileHere(FAMILIES.matching, t)) },
+      { compile: async (t) => (sent.push(t.version), compileHere(FAMILIES.matching, t, read)) },
       3,
       log,
       FAMILIES.matching,
+      read,
     );
     await compiler.compile(task); // 4 keys: A, B, a topic, B
-    await compiler.compile({ ...task, version: 8, entries: [entry(0, [A, B]), entry(2, [B])] });
+    await compiler.compile({ ...task, version: 8, entries: [entry(0, [A, B]), entry(2, [B])] }); // 3 keys
     expect(sent).toEqual([7]);
   });
 });

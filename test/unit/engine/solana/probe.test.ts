@@ -1,3 +1,4 @@
+import type { KeySetData } from '../../../../engine/match/key-set.js';
 import { randomBytes } from 'node:crypto';
 import bs58 from 'bs58';
 import { describe, expect, it } from 'vitest';
@@ -89,7 +90,12 @@ describe('the Solana probe column', () => {
       stream(8, { programIds: noise(500), mintAddresses: noise(500) }),
     ];
     const data = compileSolanaFilter(3, streams, 42);
-    expect([data.family, data.version, data.sets.map((s) => s.width), data.every]).toEqual(['solana', 3, [32, 32, 32], [6]]);
+    expect([data.family, data.version, data.sets.map((s) => (s as KeySetData).width), data.every]).toEqual([
+      'solana',
+      3,
+      [32, 32, 32],
+      [6],
+    ]);
     const set = new FilterSet(data, solana.matching.walk);
     const matched = set.match(prepared.probe);
     const owning = (k: string) => (t: JsonTx) => !isVote(t) && (keysOf(t).includes(k) || ownersOf(t).includes(k));
@@ -116,7 +122,7 @@ describe('the Solana probe column', () => {
     expect(walkSolanaProbe(set, prepared.probe).get(6)).toEqual(txsWhere(isVote));
     expect(solanaProbeMatch(set.sets, prepared.probe)).toEqual(walkSolanaProbe(set, prepared.probe));
     // Nothing watched: nothing walked.
-    expect(compileSolanaFilter(1, [], 1).sets.every((s) => s.size === 0)).toBe(true);
+    expect(compileSolanaFilter(1, [], 1).sets.every((s) => (s as KeySetData).size === 0)).toBe(true);
     expect(new FilterSet(compileSolanaFilter(1, [], 1), walkSolanaProbe).match(prepared.probe).size).toBe(0);
     expect(() => compileSolanaFilter(1, [stream(0, { mintAddresses: ['0x1234'] })])).toThrow(/not base58/);
   });

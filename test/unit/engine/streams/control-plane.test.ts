@@ -147,8 +147,15 @@ describe('the control plane', () => {
       at: T0 + 3,
       maxAddresses: 3,
     });
-    expect(removed).toEqual({ stream: stream('a', { amountOfAddresses: 1, updatedAt: T0 + 3 }), changed: ['0x01'] });
+    expect(removed).toEqual({ stream: stream('a', { amountOfAddresses: 1, updatedAt: T0 + 3 }), changed: ['0x01'], seq: 3 });
     expect(rows(store, 'streamAddresses').map(([key]) => key)).toEqual(['a/0x02']);
+    // The watch log, written in the same transactions: the create, the add, the removal; none of the add refused.
+    expect(rows(store, 'watchChanges').map(([, value]) => value)).toEqual([
+      { id: 'a', created: true },
+      { id: 'a', add: true, addresses: ['0x01', '0x02'] },
+      { id: 'a', add: false, addresses: ['0x01'] },
+    ]);
+    expect(store.get('meta', 'watchSeq')).toBe(3);
   });
 
   it('lets racing address adds fill the stream to its limit and no further', async () => {
