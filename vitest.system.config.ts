@@ -12,5 +12,7 @@ export default defineConfig({
     hookTimeout: 120_000,
     pool: 'forks',
     fileParallelism: false,
+    // The bench smoke runs, the only concurrent tests: two at a time on two cores.
+    maxConcurrency: 2,
   },
 });

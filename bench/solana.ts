@@ -34,7 +34,7 @@ import { msPer, printRows, report, round, sized } from './report.js';
 
 const START = 320_000_000;
 /** Slots the server follows (the stand-in serves them all from the start). */
-const SLOTS = Number(process.env['BENCH_SLOTS'] ?? sized(300, 8));
+const SLOTS = Number(process.env['BENCH_SLOTS'] ?? sized(300, 48));
 /** Slots matched in this process. */
 const MATCH_SLOTS = sized(8, 2);
 const WATCHED = Number(process.env['BENCH_WATCHED'] ?? sized(1_000_000, 1_000));

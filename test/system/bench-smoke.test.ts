@@ -171,7 +171,9 @@ async function smokeChecked(name: string): Promise<{ stdout: string; result: Ben
   return run;
 }
 
-it.each(Object.keys(GOALS).filter((name) => !OWN_TESTS.has(name)))(
+// Two at a time (vitest.system.config.ts: maxConcurrency): at these sizes a bench mostly waits on the processes it
+// starts, and its figures are not judged here, only computed.
+it.concurrent.each(Object.keys(GOALS).filter((name) => !OWN_TESTS.has(name)))(
   'npm run bench:%s runs at its smoke size, computes every figure its goal names and writes to BENCH_RESULTS_DIR only',
   async (name) => {
     await smokeChecked(name);
