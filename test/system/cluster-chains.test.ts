@@ -65,20 +65,21 @@ class Scene {
   /** A node in this process on `dir` (a new one unless given), kept until the case ends. */
   async node(dir = tempDir(), adapters: Parameters<typeof startChainpost>[2] = {}): Promise<Running> {
     const s = await startChainpost(this.env(), dir, adapters);
-    this.cleanups.push(
-      () => s.stop(),
-      () => rmSync(dir, { recursive: true, force: true }),
-    );
+    // One step, stop then remove: close() runs the steps last first.
+    this.cleanups.push(async () => {
+      await s.stop();
+      rmSync(dir, { recursive: true, force: true });
+    });
     return s;
   }
 
   /** A node as the binary (a process a test can kill). */
   async binary(): Promise<RunningBinary> {
     const s = await startBinary(this.env());
-    this.cleanups.push(
-      () => s.stop('SIGKILL'),
-      () => rmSync(s.dir, { recursive: true, force: true }),
-    );
+    this.cleanups.push(async () => {
+      await s.stop('SIGKILL');
+      rmSync(s.dir, { recursive: true, force: true });
+    });
     return s;
   }
 
