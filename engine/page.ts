@@ -96,21 +96,10 @@ export function rangePage<T>(
   kv: Kv,
   table: Table,
   prefixes: string | readonly string[],
-  opts: {
-    list: string;
-    limit: number;
-    reverse: boolean;
-    cursor: string | null;
-    low?: string;
-    high?: string;
-    keep?: (value: T, key: string) => boolean;
-    maxScan?: number;
-  },
+  opts: RangeQuery & { keep?: (value: T, key: string) => boolean; maxScan?: number },
 ): RangePage<T> {
   const ranges = typeof prefixes === 'string' ? [prefixes] : prefixes;
-  const at = opts.cursor === null || opts.cursor === '' ? undefined : readCursor(opts.cursor, opts.list, ranges);
-  // The cursor's key without its range's prefix: where every range continues.
-  const after = at === undefined ? undefined : at.k.slice(ranges.find((p) => at.k.startsWith(p))!.length);
+  const { at, after } = continuing(opts, ranges);
   // One more than asked tells whether a page follows; one more again when the cursor's own key may still be there.
   const limit = opts.limit + (at === undefined ? 1 : 2);
   // Several ranges are merged by what follows each prefix: kept beside each entry (one range needs no merge).
@@ -221,22 +210,30 @@ export function mergedRangePage<T>(
   kv: Kv,
   table: Table,
   prefixes: readonly string[],
-  opts: {
-    list: string;
-    limit: number;
-    reverse: boolean;
-    cursor: string | null;
-    low?: string;
-    high?: string;
-    step(rest: string, reverse: boolean): string | undefined;
-  },
+  opts: RangeQuery & { step(rest: string, reverse: boolean): string | undefined },
 ): RangePage<T> {
-  const at = opts.cursor === null || opts.cursor === '' ? undefined : readCursor(opts.cursor, opts.list, prefixes);
-  const after = at === undefined ? undefined : at.k.slice(prefixes.find((p) => at.k.startsWith(p))!.length);
+  const { at, after } = continuing(opts, prefixes);
   const { list: _list, limit, cursor: _cursor, ...read } = opts;
   const { rows, more } = mergeRanges<T>(kv, table, prefixes, { ...read, ...(after === undefined ? {} : { after }) }, limit);
   const page = at?.p ?? 0;
   return { rows, page, cursor: more && rows.length > 0 ? rangeCursor(opts.list, rows.at(-1)!.key, page + 1) : null };
+}
+
+/** What a range page is asked (rangePage, mergedRangePage): its list's name, size and order, the cursor, the bounds. */
+interface RangeQuery {
+  list: string;
+  limit: number;
+  reverse: boolean;
+  cursor: string | null;
+  low?: string;
+  high?: string;
+}
+
+/** The query's cursor read against its list and ranges, and its key without its range's prefix: where every range continues. */
+function continuing(q: RangeQuery, ranges: readonly string[]): { at?: RangeCursor; after?: string } {
+  if (q.cursor === null || q.cursor === '') return {};
+  const at = readCursor(q.cursor, q.list, ranges);
+  return { at, after: at.k.slice(ranges.find((p) => at.k.startsWith(p))!.length) };
 }
 
 /** The cursor of a range page that continues after `key`. */
