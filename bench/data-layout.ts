@@ -17,7 +17,6 @@ import { open, type Database } from 'lmdb';
 import { DataIndexer } from '../engine/data-api/common/indexer.js';
 import { dataIndexes } from '../engine/data-api/indexes.js';
 import { ServiceClock } from '../engine/clock.js';
-import type { ChainReads } from '../engine/evm/chain-reads.js';
 import { indexRows } from '../engine/evm/store.js';
 import { TokenMetadata } from '../engine/evm/token-metadata.js';
 import { jsonLogger } from '../engine/log.js';
@@ -25,6 +24,7 @@ import { TABLES, openStore } from '../storage/env.js';
 import { addressOf, syntheticBlock, type ChainShape } from '../test/kit/data-chain.js';
 import { footprint } from './lmdb-footprint.js';
 import { printRows, report, sized } from './report.js';
+import { noNode } from '../test/kit/no-node.js';
 
 const CHAIN = '0x1';
 const BLOCKS = Number(process.env['BENCH_LAYOUT_BLOCKS'] ?? sized(64, 2));
@@ -36,14 +36,6 @@ interface Layout {
   entriesPerTransfer: number;
   bytesPerTransfer: number;
 }
-
-const noNode: ChainReads = {
-  call: async () => null,
-  balance: async () => null,
-  header: async () => null,
-  rpc: async () => null,
-  code: async () => null,
-};
 
 /** Blocks of the synthetic chain, made before the clock starts. */
 const blocks = Array.from({ length: BLOCKS }, (_, n) => syntheticBlock(CHAIN, SHAPE, n));

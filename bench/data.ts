@@ -26,7 +26,6 @@ import { NftMetadata } from '../engine/data-api/nft/metadata.js';
 import { historyQuery, walletHistory } from '../engine/data-api/transactions/wallet.js';
 import { ServiceClock } from '../engine/clock.js';
 import { jsonLogger } from '../engine/log.js';
-import type { ChainReads } from '../engine/evm/chain-reads.js';
 import { indexRows } from '../engine/evm/store.js';
 import { TokenMetadata } from '../engine/evm/token-metadata.js';
 import { TABLES, openStore, type Store } from '../storage/env.js';
@@ -35,6 +34,7 @@ import { addressOf, syntheticBlock, type ChainShape } from '../test/kit/data-cha
 import { startProcess, type Started } from '../test/kit/proc.js';
 import { counting } from '../test/kit/counting-kv.js';
 import { BENCH_DIR, BIN, SMOKE, printRows, report, round, sized } from './report.js';
+import { noNode } from '../test/kit/no-node.js';
 
 const CHAIN = '0x1';
 const TRANSFERS = Number(process.env['BENCH_TRANSFERS'] ?? sized(10_000_000, 2_000));
@@ -106,13 +106,6 @@ if (existsSync(cacheDir))
 mkdirSync(dataDir, { recursive: true });
 
 /** No node behind the indexes: the chain creates its tokens in block 0 and names them in the store, so nothing is asked. */
-const noNode: ChainReads = {
-  call: () => Promise.resolve(null),
-  balance: () => Promise.resolve(null),
-  header: () => Promise.resolve(null),
-  rpc: () => Promise.resolve(null),
-  code: () => Promise.resolve(null),
-};
 
 const clock = new ServiceClock(
   {

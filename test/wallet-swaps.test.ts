@@ -16,7 +16,6 @@ import {
 import { DataIndexer, type IndexState } from '../engine/data-api/common/indexer.js';
 import { pairSwaps, pairSwapsQuery } from '../engine/data-api/dex/swaps.js';
 import { analyticsQuery, SCAN, tokenAnalytics } from '../engine/data-api/scores/analytics.js';
-import type { ChainReads } from '../engine/evm/chain-reads.js';
 import { pos } from '../engine/evm/store.js';
 import { TokenMetadata } from '../engine/evm/token-metadata.js';
 import { blockKey } from '../engine/ingest/chain-store.js';
@@ -25,6 +24,7 @@ import type { Kv } from '../engine/ports.js';
 import { openStore, type Store } from '../storage/env.js';
 import { tempDir, until } from './helpers.js';
 import { decimalText, startPricedDevnet, times, type PricedDevnet, type Ratio } from './priced-devnet.js';
+import { noNode } from './kit/no-node.js';
 
 /**
  * The swap lists (GET /api/v2.2/wallets/:address/swaps, /erc20/:address/swaps, /pairs/:address/swaps) end to end on the priced devnet of test/priced-devnet.ts (Uniswap V2 and V3
@@ -569,13 +569,6 @@ describe('a busy token (the DEX tables written directly to a real store)', () =>
     stablecoins: [USDC],
     whitelist: [],
     factories: [{ address: FACTORY, kind: 'v2', name: 'Test' }],
-  };
-  const noNode: ChainReads = {
-    call: async () => null,
-    balance: async () => null,
-    header: async () => null,
-    rpc: async () => null,
-    code: async () => null,
   };
   let store: Store;
   let deps: DataDeps;

@@ -9,7 +9,6 @@ import { dataIndexes } from '../../../../engine/data-api/indexes.js';
 import { blockTransfers, blockTransfersQuery } from '../../../../engine/data-api/nft/lists.js';
 import { NftMetadata } from '../../../../engine/data-api/nft/metadata.js';
 import { block as v2Block, blockQuery } from '../../../../engine/data-api/transactions/txs.js';
-import type { ChainReads } from '../../../../engine/evm/chain-reads.js';
 import { normalizeBlock } from '../../../../engine/evm/record.js';
 import { writeBlock } from '../../../../engine/evm/store.js';
 import { TokenMetadata } from '../../../../engine/evm/token-metadata.js';
@@ -18,6 +17,7 @@ import { jsonLogger } from '../../../../engine/log.js';
 import { openStore, type Store } from '../../../../storage/env.js';
 import { FIXTURE_BLOCKS, bundle } from '../../../kit/fixtures.js';
 import { tempDir } from '../../../helpers.js';
+import { noNode } from '../../../kit/no-node.js';
 
 /**
  * A block read while the follower catches up with its node (the stored head ahead of the Data API's indexes, which
@@ -28,13 +28,6 @@ import { tempDir } from '../../../helpers.js';
 
 const CHAIN = findChain('0x1')!;
 const N = FIXTURE_BLOCKS[0];
-const noNode: ChainReads = {
-  call: async () => null,
-  balance: async () => null,
-  header: async () => null,
-  rpc: async () => null,
-  code: async () => null,
-};
 /** The follower far behind its node: catching up. */
 const catchingUp = (head: number): FollowerStatus => ({
   chain: CHAIN.key,

@@ -7,12 +7,12 @@ import type { DataDeps } from '../../../../../engine/data-api/common/deps.js';
 import { poolKey, type PoolRow } from '../../../../../engine/data-api/dex/index/keys.js';
 import { DataIndexer, type IndexState } from '../../../../../engine/data-api/common/indexer.js';
 import { candleKey, type CandleRow, type CandlesRow } from '../../../../../engine/data-api/dex/index/swap-candles.js';
-import type { ChainReads } from '../../../../../engine/evm/chain-reads.js';
 import { TokenMetadata } from '../../../../../engine/evm/token-metadata.js';
 import { ApiError } from '../../../../../engine/errors.js';
 import { jsonLogger } from '../../../../../engine/log.js';
 import { openStore, type Store } from '../../../../../storage/env.js';
 import { tempDir } from '../../../../helpers.js';
+import { noNode } from '../../../../kit/no-node.js';
 
 /**
  * GET /pairs/:address/ohlcv's sums of stored candles (engine/data-api/dex/candles.ts) on a real LMDB store holding
@@ -31,13 +31,6 @@ const PRICING: Pricing = {
   stablecoins: [],
   whitelist: [],
   factories: [{ address: FACTORY, kind: 'v2', name: 'Test' }],
-};
-const noNode: ChainReads = {
-  call: async () => null,
-  balance: async () => null,
-  header: async () => null,
-  rpc: async () => null,
-  code: async () => null,
 };
 /** 2026-11-02 00:00 UTC, a Monday. */
 const MONDAY = Date.UTC(2026, 10, 2) / 1000;

@@ -15,13 +15,13 @@ import {
 import { DataIndexer, IndexWriter, indexedBlock } from '../../../../../../engine/data-api/common/indexer.js';
 import { dataIndexes } from '../../../../../../engine/data-api/indexes.js';
 import { poolAt, type MarkRow } from '../../../../../../engine/data-api/dex/index/prices.js';
-import type { ChainReads } from '../../../../../../engine/evm/chain-reads.js';
 import { normalizeBlock } from '../../../../../../engine/evm/record.js';
 import { pos, writeBlock } from '../../../../../../engine/evm/store.js';
 import { TokenMetadata } from '../../../../../../engine/evm/token-metadata.js';
 import { jsonLogger } from '../../../../../../engine/log.js';
 import { openStore, type Store } from '../../../../../../storage/env.js';
 import { tempDir } from '../../../../../helpers.js';
+import { noNode } from '../../../../../kit/no-node.js';
 
 /**
  * The DEX index over the real mainnet blocks of test/fixtures (chainstorage bundles): every Uniswap V2 Sync/Swap
@@ -34,13 +34,6 @@ import { tempDir } from '../../../../../helpers.js';
 
 const CHAIN = '0x1';
 type Json = Record<string, any>;
-const noNode: ChainReads = {
-  call: async () => null,
-  balance: async () => null,
-  header: async () => null,
-  rpc: async () => null,
-  code: async () => null,
-};
 
 interface Seen {
   block: number;

@@ -16,7 +16,6 @@ import { DataIndexer, IndexWriter, indexedBlock, type IndexState } from '../../.
 import { dataIndexes } from '../../../../../../engine/data-api/indexes.js';
 import { repeatsTx, summaryKey } from '../../../../../../engine/data-api/transactions/index/writer.js';
 import { historyQuery, walletHistory } from '../../../../../../engine/data-api/transactions/wallet.js';
-import type { ChainReads } from '../../../../../../engine/evm/chain-reads.js';
 import { normalizeBlock } from '../../../../../../engine/evm/record.js';
 import { erc20TransferKey, writeBlock } from '../../../../../../engine/evm/store.js';
 import { TokenMetadata } from '../../../../../../engine/evm/token-metadata.js';
@@ -26,6 +25,7 @@ import { IN_PLACE_TABLES, openStore, type Store } from '../../../../../../storag
 import { counting } from '../../../../../kit/counting-kv.js';
 import { tempDir } from '../../../../../helpers.js';
 import type { ContractLog, OldContractLog, TopicEntry } from '../../../../../../engine/data-api/chain/index/logs.js';
+import { noNode } from '../../../../../kit/no-node.js';
 
 /**
  * An ERC-20 transfer stored once, as its `contractLogs` row: the mainnet fixture blocks written as the follower
@@ -52,13 +52,6 @@ interface Scanned {
 }
 
 /** What no mainnet node here can answer: every read null (token metadata, balances before a pair's first transfer). */
-const noNode: ChainReads = {
-  call: async () => null,
-  balance: async () => null,
-  header: async () => null,
-  rpc: async () => null,
-  code: async () => null,
-};
 
 let dir: string;
 let store: Store;
