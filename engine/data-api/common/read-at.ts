@@ -25,6 +25,12 @@ export function readBlock(kv: Kv, chain: string, toBlock: number | undefined): n
 const WAIT_MS = 2_000;
 
 /**
+ * The Data API's head as it is now, without waiting: the last block every index holds (−1 before their first batch).
+ * pages.ts's indexedHead is the same after the wait every list read makes (indexedTo).
+ */
+export const indexedPosition = (deps: Pick<DataDeps, 'indexer'>, chain: string): number => deps.indexer.position(chain) ?? -1;
+
+/**
  * Every Data API read of the indexes starts here: a wait (at most WAIT_MS) until they hold `to`, or the
  * stored head when no `to` or a later one is asked, so an answer includes what was just ingested. Far
  * behind (a backfill: more than two index batches), or while the chain's follower catches up with its node
@@ -38,18 +44,15 @@ export async function indexedTo(
 ): Promise<{ reached: boolean; position: number }> {
   const head = storedHead(deps.kv, chain);
   const target = Math.min(to ?? head, head);
-  const position = deps.indexer.position(chain) ?? -1;
+  const position = indexedPosition(deps, chain);
   const behind = target - position;
   // Caught up (every read at the head, most of the time): nothing to wait for, the position just read holds.
   if (behind <= 0) return { reached: true, position };
   const follower = deps.follower?.(chain);
   const catchingUp = follower !== undefined && follower.nodeHead - follower.head > INDEX_BATCH;
   const reached = behind > INDEX_BATCH * 2 || catchingUp ? false : await deps.indexer.reached(chain, target, WAIT_MS);
-  return { reached, position: deps.indexer.position(chain) ?? -1 };
+  return { reached, position: indexedPosition(deps, chain) };
 }
-
-/** The Data API's head: the last block every index holds (−1 before their first batch). */
-export const indexedHead = (deps: Pick<DataDeps, 'indexer'>, chain: string): number => deps.indexer.position(chain) ?? -1;
 
 /**
  * A read naming one block (by number or hash): answered once every index holds it, never before, when its token
@@ -58,7 +61,7 @@ export const indexedHead = (deps: Pick<DataDeps, 'indexer'>, chain: string): num
  * block the store has no canonical hash for (past the head, or never followed).
  */
 export async function blockIndexed(deps: Pick<DataDeps, 'kv' | 'indexer'>, chain: string, n: number): Promise<boolean> {
-  if (n <= indexedHead(deps, chain)) return true;
+  if (n <= indexedPosition(deps, chain)) return true;
   if (!deps.kv.has('canon', blockKey(chain, n))) return false;
   return deps.indexer.reached(chain, n, WAIT_MS);
 }

@@ -1,4 +1,4 @@
-import { blockIndexed, indexedHead, indexedTo } from '../common/read-at.js';
+import { blockIndexed, indexedPosition, indexedTo } from '../common/read-at.js';
 import { ApiError } from '../../errors.js';
 import { decodeRecord, normalizeBlock, receiptLogs, type BlockRecord, type Json, type StoredLog } from '../../evm/record.js';
 import { blockHashKey, blockKey } from '../../ingest/chain-store.js';
@@ -79,7 +79,7 @@ export async function indexedRecordOf(deps: DataDeps, chain: string, number: num
   if (!(await blockIndexed(deps, chain, number)) && deps.kv.has('canon', blockKey(chain, number)))
     throw new ApiError(
       404,
-      `block ${number} of chain ${chain} is not indexed yet: the Data API answers blocks up to ${indexedHead(deps, chain)}`,
+      `block ${number} of chain ${chain} is not indexed yet: the Data API answers blocks up to ${indexedPosition(deps, chain)}`,
     );
   return recordOf(deps, chain, number);
 }
