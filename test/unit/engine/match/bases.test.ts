@@ -12,6 +12,7 @@ import { Watchlist, type CompiledChain } from '../../../../engine/match/watchlis
 import { allocKeySet } from '../../../../engine/match/key-set.js';
 import { openStore, type Store } from '../../../../storage/env.js';
 import { tempDir } from '../../../helpers.js';
+import { probeOf } from './probe-of.js';
 
 /**
  * The watched set kept in the store and changed by layers (engine/match/bases.ts), on a real LMDB store: a chain's
@@ -19,16 +20,6 @@ import { tempDir } from '../../../helpers.js';
  * runs it), read in place at the next start, changes laid over it (L0, L1), merged into a new base past a bound.
  */
 const hex = (i: number): string => `0x${i.toString(16).padStart(40, '0')}`;
-/** An EVM probe column with one address (ref: tx 0's sender). */
-const probeOf = (address: string): Uint8Array => {
-  const out = Buffer.alloc(9 + 24);
-  out.writeUInt8(1, 0);
-  out.writeUInt32LE(1, 1);
-  out.writeUInt32LE(0, 5);
-  out.write(address.slice(2), 9, 20, 'hex');
-  out.writeUInt32LE(0, 29);
-  return out;
-};
 const dirs: string[] = [];
 afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });

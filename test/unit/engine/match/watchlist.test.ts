@@ -8,19 +8,10 @@ import { Watchlist } from '../../../../engine/match/watchlist.js';
 import { addressesIn, storedAddresses } from '../../../../engine/match/watched-keys.js';
 import { openStore, type Store } from '../../../../storage/env.js';
 import { tempDir } from '../../../helpers.js';
+import { probeOf } from './probe-of.js';
 
 const A = '0x1111111111111111111111111111111111111111';
 const B = '0x2222222222222222222222222222222222222222';
-const probeOf = (address: string): Uint8Array => {
-  // A probe column (engine/evm/probe.ts) with one address, ref = tx 0 sender.
-  const out = Buffer.alloc(9 + 24);
-  out.writeUInt8(1, 0);
-  out.writeUInt32LE(1, 1);
-  out.writeUInt32LE(0, 5);
-  out.write(address.slice(2), 9, 20, 'hex');
-  out.writeUInt32LE(0, 29);
-  return out;
-};
 const stream = (id: string, chainIds: string[]) => ({ id, tenantId: 't', chainIds, allAddresses: false, keys: { topic0: [] } });
 
 /**

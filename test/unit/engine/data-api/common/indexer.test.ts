@@ -77,10 +77,11 @@ let branches: Map<number, number>;
 
 const frozen = { elapsedMs: () => 0, wake: () => () => {} };
 
-function newIndexer(startBlock?: number, nodeHead?: number): DataIndexer {
+/** An indexer over the store of these tests, its log lines kept in `lines`: of `indexes` (`senders` unless given). */
+function newIndexer(startBlock?: number, nodeHead?: number, indexes: DataIndex[] = [senders]): DataIndexer {
   return new DataIndexer(
     kv,
-    [senders],
+    indexes,
     clock,
     jsonLogger(
       (l) => void lines.push(l),
@@ -193,16 +194,7 @@ describe('DataIndexer', () => {
 
   it('keeps the blocks pages read across requests, and drops them once a reorg took blocks back: a kept block is what a read finds', async () => {
     store(0, 40, 0);
-    indexer = new DataIndexer(
-      kv,
-      [senders, blockTimesIndex],
-      clock,
-      jsonLogger(
-        (l) => void lines.push(l),
-        () => clock.now(),
-        'info',
-      ),
-    );
+    indexer = newIndexer(undefined, undefined, [senders, blockTimesIndex]);
     await build();
     const deps = { kv, indexer };
     const read = (n: number) => indexedBlockAt(kv, CHAIN, n);
@@ -362,16 +354,7 @@ describe('DataIndexer', () => {
         if (fail) throw new Error('a node read failed');
       },
     };
-    indexer = new DataIndexer(
-      kv,
-      [senders, failing],
-      clock,
-      jsonLogger(
-        (l) => void lines.push(l),
-        () => clock.now(),
-        'info',
-      ),
-    );
+    indexer = newIndexer(undefined, undefined, [senders, failing]);
     store(101, 200, 0);
     const held = withIndexer({ seen() {}, confirmed() {}, reorged() {} }, indexer).pace!(CHAIN, 200);
     expect(held).toBeInstanceOf(Promise);
@@ -404,16 +387,7 @@ describe('DataIndexer', () => {
     };
     indexer.stop();
     await indexer.settled();
-    indexer = new DataIndexer(
-      kv,
-      [reorg, senders],
-      clock,
-      jsonLogger(
-        (l) => void lines.push(l),
-        () => clock.now(),
-        'info',
-      ),
-    );
+    indexer = newIndexer(undefined, undefined, [reorg, senders]);
     await build();
     expect(replaced).toBe(true);
     expect(state()).toEqual({ number: 31, hash: hash(1, 31), start: 0 });
