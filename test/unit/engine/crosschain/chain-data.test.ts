@@ -4,6 +4,7 @@ import { findChain } from '../../../../engine/chains/registry.js';
 import { ServiceClock } from '../../../../engine/clock.js';
 import { v1Block } from '../../../../engine/crosschain/chain-data.js';
 import type { DataDeps } from '../../../../engine/data-api/common/deps.js';
+import { latestBlock } from '../../../../engine/data-api/chain/latest-block.js';
 import { DataIndexer } from '../../../../engine/data-api/common/indexer.js';
 import { dataIndexes } from '../../../../engine/data-api/indexes.js';
 import { blockTransfers, blockTransfersQuery } from '../../../../engine/data-api/nft/lists.js';
@@ -117,5 +118,21 @@ describe('a block read while the follower catches up', () => {
     const nft = blockTransfers({ ...deps, metadata }, CHAIN.key, blockTransfersQuery.parse({ block_number_or_hash: String(N + 1) }));
     await clock.advance(2_000);
     expect(await nft).toMatchObject({ result: [], block_exists: false });
+  });
+});
+
+describe('GET /latestBlockNumber while the follower catches up', () => {
+  it("answers 404 before any block is indexed, then the indexed head, behind the stored head, and the node's head beside it", async () => {
+    const before = latestBlock(deps, CHAIN.key).then(
+      () => 'answered',
+      (err: { status?: number; message: string }) => `${err.status} ${err.message}`,
+    );
+    expect(await before).toBe(`404 no block of chain ${CHAIN.key} is indexed yet`);
+    follow(N, N);
+    await v1Block(deps, CHAIN, { blockIdentifier: String(N) });
+    deps.indexer.stop();
+    follow(FIXTURE_BLOCKS[1], N + 1);
+    // The stored head is N + 1; the Data API answers at N, what every other read is made at.
+    expect(await latestBlock(deps, CHAIN.key)).toEqual({ block: String(N), nodeHead: N + 1 + 500 });
   });
 });
