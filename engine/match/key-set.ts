@@ -77,14 +77,24 @@ function seeded(lane1: number, seed: number): number {
   return x ^ (x >>> 16);
 }
 
+/**
+ * Which of 2^bits parts of a set in parts holds the key at `at` (its second and fourth words mixed: addresses and
+ * script hashes are uniform there, vanity prefixes aside).
+ */
+export function partOf(dv: DataView, at: number, bits: number): number {
+  if (bits === 0) return 0;
+  return Math.imul(dv.getUint32(at + 4, true) ^ Math.imul(dv.getUint32(at + 12, true), 0x85ebca6b), 0x9e3779b1) >>> (32 - bits);
+}
+
 /** Probes of a column taken together (probeColumn): enough to keep the processor's misses in flight, few enough that the blocks they bring stay in the first-level caches and TLB. */
 const CHUNK = 32;
 const chunkH1 = new Int32Array(CHUNK);
 const chunkH2 = new Int32Array(CHUNK);
 const chunkBase = new Int32Array(CHUNK);
 const chunkPassed = new Int32Array(CHUNK);
-/** probeColumn's answer: pairs (key index in the column, find()'s answer), valid until the next call. */
-let columnHits = new Uint32Array(512);
+const chunkPart = new Int32Array(CHUNK);
+/** The column pass's answer: triples (key index in the column, find()'s answer, part), valid until the next call. */
+let columnHits = new Uint32Array(768);
 /** Where the touch pass's loads go, so that they are not optimized away. */
 let touched = 0;
 
@@ -187,6 +197,8 @@ export class KeySet {
   /** Per key: its stream count, then its stream indices; find() gives where a key's streams start. */
   readonly postings: Uint32Array;
   private readonly slotMask: number;
+  /** This set as the one part of a column pass. */
+  private readonly alone: readonly KeySet[] = [this];
   // The last hash, in fields rather than a returned pair: the probe loop allocates nothing.
   private h1 = 0;
   private h2 = 0;
@@ -267,41 +279,51 @@ export class KeySet {
   /**
    * find() over the `count` keys of a probe column at keysAt, keysAt + width, …, in passes over chunks of CHUNK keys,
    * so that the bloom filter's cache misses (a set whose filter is far larger than the cache) overlap instead of
-   * coming one a probe: each key's hashes (read from the column's lanes at lanesAt, 8 bytes a key, or computed here
-   * when lanesAt is -1), then one word of each key's block loaded and nothing else (the loads independent, so
-   * dozens in flight), then the blocks tested without a branch per word (in cache now), then the exact table for
-   * what passes. Answers how many keys some stream watches; columnHits holds them: (index, find()'s answer) pairs.
-   * docs/decisions/key-sets.md has the measurements.
+   * coming one a probe (KeySet.probeParts, this set its only part). Answers how many keys some stream watches;
+   * columnHits holds them: (index, find()'s answer, 0) triples.
    */
   probeColumn(dv: DataView, keysAt: number, count: number, lanesAt: number): number {
-    const { width, words, seed, seed2, bloom, blockMask } = this;
+    return KeySet.probeParts(this.alone, 0, dv, keysAt, count, lanesAt);
+  }
+
+  /**
+   * The column pass over a set in 2^bits parts (one key set each, partOf(key, bits) holding a key): each key's part
+   * and hashes (from the column's lanes at lanesAt, 8 bytes a key, or computed here when lanesAt is -1), then one word
+   * of each key's block in its part's filter loaded and nothing else (the loads independent, so dozens in flight),
+   * then the blocks tested without a branch per word (in cache now), then the part's exact table for what passes.
+   * Answers how many keys some stream watches; columnHits holds them: (index, the part's find() answer, part)
+   * triples, in column order. docs/decisions/key-sets.md has the measurements.
+   */
+  static probeParts(parts: readonly KeySet[], bits: number, dv: DataView, keysAt: number, count: number, lanesAt: number): number {
+    const { width, words } = parts[0]!;
     // The module's array in a local: what the loop writes is then known to be a Uint32Array.
     let out = columnHits;
     let hits = 0;
     for (let from = 0; from < count; from += CHUNK) {
       const m = Math.min(CHUNK, count - from);
-      if (lanesAt >= 0) {
-        for (let i = 0, o = lanesAt + from * 8; i < m; i++, o += 8) {
-          const h1 = seeded(dv.getInt32(o, true), seed);
-          chunkH1[i] = h1;
-          chunkH2[i] = dv.getInt32(o + 4, true) ^ seed2;
-          chunkBase[i] = ((Math.imul(h1, 0x9e3779b1) >>> 7) & blockMask) * 8;
+      for (let i = 0, at = keysAt + from * width, o = lanesAt + from * 8; i < m; i++, at += width, o += 8) {
+        const part = bits === 0 ? 0 : partOf(dv, at, bits);
+        const set = parts[part]!;
+        let h1: number;
+        if (lanesAt >= 0) {
+          h1 = seeded(dv.getInt32(o, true), set.seed);
+          chunkH2[i] = dv.getInt32(o + 4, true) ^ set.seed2;
+        } else {
+          h1 = seeded(lanes(dv, at, words), set.seed);
+          chunkH2[i] = lane2 ^ set.seed2;
         }
-      } else {
-        for (let i = 0, at = keysAt + from * width; i < m; i++, at += width) {
-          const h1 = seeded(lanes(dv, at, words), seed);
-          chunkH1[i] = h1;
-          chunkH2[i] = lane2 ^ seed2;
-          chunkBase[i] = ((Math.imul(h1, 0x9e3779b1) >>> 7) & blockMask) * 8;
-        }
+        chunkH1[i] = h1;
+        chunkPart[i] = part;
+        chunkBase[i] = ((Math.imul(h1, 0x9e3779b1) >>> 7) & set.blockMask) * 8;
       }
       let x = 0;
-      for (let i = 0; i < m; i++) x ^= bloom[chunkBase[i]!]!;
+      for (let i = 0; i < m; i++) x ^= parts[chunkPart[i]!]!.bloom[chunkBase[i]!]!;
       touched ^= x;
       let n = 0;
       for (let i = 0; i < m; i++) {
         const h2 = chunkH2[i]!;
         const base = chunkBase[i]!;
+        const bloom = parts[chunkPart[i]!]!.bloom;
         const pass =
           (bloom[base]! >>> (Math.imul(h2, 0x47b6137b) >>> 27)) &
           (bloom[base + 1]! >>> (Math.imul(h2, 0x44974d91) >>> 27)) &
@@ -317,24 +339,31 @@ export class KeySet {
       }
       for (let k = 0; k < n; k++) {
         const i = chunkPassed[k]!;
-        const p = this.inTable(chunkH1[i]!, dv, keysAt + (from + i) * width);
+        const part = chunkPart[i]!;
+        const p = parts[part]!.inTable(chunkH1[i]!, dv, keysAt + (from + i) * width);
         if (p === 0) continue;
-        if (2 * hits + 2 > out.length) {
+        if (3 * hits + 3 > out.length) {
           const grown = new Uint32Array(out.length * 2);
           grown.set(out);
           columnHits = out = grown;
         }
-        out[2 * hits] = from + i;
-        out[2 * hits + 1] = p;
+        out[3 * hits] = from + i;
+        out[3 * hits + 1] = p;
+        out[3 * hits + 2] = part;
         hits++;
       }
     }
     return hits;
   }
 
-  /** probeColumn()'s hits: (index of the key in the column, find()'s answer) pairs, valid until its next call. */
+  /** The column pass's hits: (index of the key in the column, find()'s answer, part) triples, valid until its next call. */
   get columnHits(): Uint32Array {
     return columnHits;
+  }
+
+  /** The array a column hit's answer points into: this set's postings (a set in parts: its part's). */
+  postingsOf(_part: number): Uint32Array {
+    return this.postings;
   }
 
   /** Whether the bloom filter lets the key through (for measuring its false positives). */

@@ -1,5 +1,4 @@
-import { KeySet, allocKeySet, type KeySetData, type KeySetLayout } from './key-set.js';
-import { partOf } from './layered.js';
+import { KeySet, allocKeySet, partOf, type KeySetData, type KeySetLayout } from './key-set.js';
 
 /**
  * The key set of a chain's watched addresses compiled from raw key bytes: each stored address written as its key
