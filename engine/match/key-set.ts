@@ -93,10 +93,30 @@ const chunkH2 = new Int32Array(CHUNK);
 const chunkBase = new Int32Array(CHUNK);
 const chunkPassed = new Int32Array(CHUNK);
 const chunkPart = new Int32Array(CHUNK);
+const chunkAlsoH2 = new Int32Array(CHUNK);
+const chunkAlsoBase = new Int32Array(CHUNK);
+/** The indices of the keys of the last column pass that its `also` filter let through, and how many. */
+let alsoPassed = new Uint32Array(64);
+let alsoCount = 0;
 /** The column pass's answer: triples (key index in the column, find()'s answer, part), valid until the next call. */
 let columnHits = new Uint32Array(768);
 /** Where the touch pass's loads go, so that they are not optimized away. */
 let touched = 0;
+
+/** 1 when the block at `base` of `bloom` has every bit of h2 set, else 0: no branch per word (the column pass). */
+function blockPasses(bloom: Uint32Array, base: number, h2: number): number {
+  return (
+    (bloom[base]! >>> (Math.imul(h2, 0x47b6137b) >>> 27)) &
+    (bloom[base + 1]! >>> (Math.imul(h2, 0x44974d91) >>> 27)) &
+    (bloom[base + 2]! >>> (Math.imul(h2, 0x8824ad5b) >>> 27)) &
+    (bloom[base + 3]! >>> (Math.imul(h2, 0xa2b7289d) >>> 27)) &
+    (bloom[base + 4]! >>> (Math.imul(h2, 0x705495c7) >>> 27)) &
+    (bloom[base + 5]! >>> (Math.imul(h2, 0x2df1424b) >>> 27)) &
+    (bloom[base + 6]! >>> (Math.imul(h2, 0x9efc4947) >>> 27)) &
+    (bloom[base + 7]! >>> (Math.imul(h2, 0x5c6bfb31) >>> 27)) &
+    1
+  );
+}
 
 export interface KeySetInput {
   /** Key bytes, `width` each. */
@@ -165,18 +185,19 @@ export interface KeySetLayout {
   shared?: boolean;
 }
 
+/** The words of a bloom filter of `size` keys: 16 bits per key, in whole 256-bit blocks, a power of two. */
+const bloomWords = (size: number): number => 8 * 2 ** Math.max(0, Math.ceil(Math.log2(Math.max(1, (size * 16) / 256))));
+
 /** The empty arrays of a key set of `size` keys and `postings` words, in `layout`. */
 export function allocKeySet(width: 20 | 32, size: number, postings: number, seed: number, layout: KeySetLayout = {}): KeySetData {
   const { load = 0.5, shared: inShared = true } = layout;
   const words = (length: number): Uint32Array => (inShared ? shared(length) : new Uint32Array(Math.max(1, length)));
-  // 16 bits per key, in whole 256-bit blocks, a power of two.
-  const blocks = 2 ** Math.max(0, Math.ceil(Math.log2(Math.max(1, (size * 16) / 256))));
   const capacity = 2 ** Math.ceil(Math.log2(Math.max(2, Math.ceil(size / load))));
   return {
     width,
     seed: seed >>> 0,
     size,
-    bloom: words(blocks * 8),
+    bloom: words(bloomWords(size)),
     slots: words(capacity * (width / 4)),
     postingAt: words(capacity),
     postings: words(postings),
@@ -291,8 +312,8 @@ export class KeySet {
    * coming one a probe (KeySet.probeParts, this set its only part). Answers how many keys some stream watches;
    * columnHits holds them: (index, find()'s answer, 0) triples.
    */
-  probeColumn(dv: DataView, keysAt: number, count: number, lanesAt: number): number {
-    return KeySet.probeParts(this.alone, 0, dv, keysAt, count, lanesAt);
+  probeColumn(dv: DataView, keysAt: number, count: number, lanesAt: number, also?: KeySet): number {
+    return KeySet.probeParts(this.alone, 0, dv, keysAt, count, lanesAt, also);
   }
 
   /**
@@ -303,48 +324,64 @@ export class KeySet {
    * Answers how many keys some stream watches; columnHits holds them: (index, the part's find() answer, part)
    * triples, in column order. docs/decisions/key-sets.md has the measurements.
    */
-  static probeParts(parts: readonly KeySet[], bits: number, dv: DataView, keysAt: number, count: number, lanesAt: number): number {
+  static probeParts(
+    parts: readonly KeySet[],
+    bits: number,
+    dv: DataView,
+    keysAt: number,
+    count: number,
+    lanesAt: number,
+    also?: KeySet,
+  ): number {
     const { width, words } = parts[0]!;
-    // The module's array in a local: what the loop writes is then known to be a Uint32Array.
+    // The module's arrays in locals: what the loop writes is then known to be a Uint32Array.
     let out = columnHits;
+    let passed = alsoPassed;
     let hits = 0;
+    let alsos = 0;
     for (let from = 0; from < count; from += CHUNK) {
       const m = Math.min(CHUNK, count - from);
       for (let i = 0, at = keysAt + from * width, o = lanesAt + from * 8; i < m; i++, at += width, o += 8) {
         const part = bits === 0 ? 0 : partOf(dv, at, bits);
         const set = parts[part]!;
-        let h1: number;
+        let lane1: number;
+        let l2: number;
         if (lanesAt >= 0) {
-          h1 = seeded(dv.getInt32(o, true), set.seed);
-          chunkH2[i] = dv.getInt32(o + 4, true) ^ set.seed2;
+          lane1 = dv.getInt32(o, true);
+          l2 = dv.getInt32(o + 4, true);
         } else {
-          h1 = seeded(lanes(dv, at, words), set.seed);
-          chunkH2[i] = lane2 ^ set.seed2;
+          lane1 = lanes(dv, at, words);
+          l2 = lane2;
         }
+        const h1 = seeded(lane1, set.seed);
         chunkH1[i] = h1;
+        chunkH2[i] = l2 ^ set.seed2;
         chunkPart[i] = part;
         chunkBase[i] = ((Math.imul(h1, 0x9e3779b1) >>> 7) & set.blockMask) * 8;
+        if (also !== undefined) {
+          chunkAlsoH2[i] = l2 ^ also.seed2;
+          chunkAlsoBase[i] = ((Math.imul(seeded(lane1, also.seed), 0x9e3779b1) >>> 7) & also.blockMask) * 8;
+        }
       }
       let x = 0;
       for (let i = 0; i < m; i++) x ^= parts[chunkPart[i]!]!.bloom[chunkBase[i]!]!;
+      if (also !== undefined) for (let i = 0; i < m; i++) x ^= also.bloom[chunkAlsoBase[i]!]!;
       touched ^= x;
       let n = 0;
       for (let i = 0; i < m; i++) {
-        const h2 = chunkH2[i]!;
-        const base = chunkBase[i]!;
-        const bloom = parts[chunkPart[i]!]!.bloom;
-        const pass =
-          (bloom[base]! >>> (Math.imul(h2, 0x47b6137b) >>> 27)) &
-          (bloom[base + 1]! >>> (Math.imul(h2, 0x44974d91) >>> 27)) &
-          (bloom[base + 2]! >>> (Math.imul(h2, 0x8824ad5b) >>> 27)) &
-          (bloom[base + 3]! >>> (Math.imul(h2, 0xa2b7289d) >>> 27)) &
-          (bloom[base + 4]! >>> (Math.imul(h2, 0x705495c7) >>> 27)) &
-          (bloom[base + 5]! >>> (Math.imul(h2, 0x2df1424b) >>> 27)) &
-          (bloom[base + 6]! >>> (Math.imul(h2, 0x9efc4947) >>> 27)) &
-          (bloom[base + 7]! >>> (Math.imul(h2, 0x5c6bfb31) >>> 27)) &
-          1;
         chunkPassed[n] = i;
-        n += pass;
+        n += blockPasses(parts[chunkPart[i]!]!.bloom, chunkBase[i]!, chunkH2[i]!);
+      }
+      if (also !== undefined) {
+        if (passed.length < alsos + m) {
+          const grown = new Uint32Array(2 * (alsos + m));
+          grown.set(passed);
+          alsoPassed = passed = grown;
+        }
+        for (let i = 0; i < m; i++) {
+          passed[alsos] = from + i;
+          alsos += blockPasses(also.bloom, chunkAlsoBase[i]!, chunkAlsoH2[i]!);
+        }
       }
       for (let k = 0; k < n; k++) {
         const i = chunkPassed[k]!;
@@ -362,7 +399,34 @@ export class KeySet {
         hits++;
       }
     }
+    alsoCount = alsos;
     return hits;
+  }
+
+  /**
+   * A filter (a bloom filter alone, its table empty) of every key of `sets`: one test says whether any of them may
+   * hold a key (a layered set's change layers, tested in its base's column pass: KeySet.probeParts' `also`).
+   */
+  static filterOf(sets: readonly KeySet[]): KeySet {
+    const seed = sets[0]?.seed ?? 0;
+    const size = sets.reduce((n, s) => n + s.size, 0);
+    const width = sets[0]?.width ?? 20;
+    // The table of an empty set (two slots), the filter of `size` keys: in this thread's memory (each builds its own).
+    const filter = new KeySet({ ...allocKeySet(width, 0, 0, seed, { shared: false }), size, bloom: new Uint32Array(bloomWords(size)) });
+    for (const s of sets) {
+      const dv = new DataView(s.slots.buffer, s.slots.byteOffset, s.slots.byteLength);
+      for (let slot = 0; slot < s.postingAt.length; slot++) {
+        if (s.postingAt[slot] === 0) continue;
+        filter.hash(dv, slot * width);
+        filter.addToBloom();
+      }
+    }
+    return filter;
+  }
+
+  /** The keys of the last column pass that passed its `also` filter: how many, and their indices (in column order). */
+  static get alsoPassed(): { count: number; indices: Uint32Array } {
+    return { count: alsoCount, indices: alsoPassed };
   }
 
   /** The column pass's hits: (index of the key in the column, find()'s answer, part) triples, valid until its next call. */

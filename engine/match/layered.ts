@@ -45,9 +45,10 @@ export interface ProbeKeys {
   readonly postings: Uint32Array;
   /**
    * find() over the `count` keys of a section at keysAt, keysAt + width, … (their hash lanes at `lanesAt`, −1 when the
-   * column has none), taken together (KeySet.probeParts): how many keys some stream watches, listed in columnHits.
+   * column has none), taken together (KeySet.probeParts): how many keys some stream watches, listed in columnHits;
+   * with `also`, the keys that filter lets through too (KeySet.alsoPassed).
    */
-  probeColumn(dv: DataView, keysAt: number, count: number, lanesAt: number): number;
+  probeColumn(dv: DataView, keysAt: number, count: number, lanesAt: number, also?: KeySet): number;
   /** probeColumn()'s hits in column order: (index in the section, answer, part) triples, valid until the next pass. */
   readonly columnHits: Uint32Array;
   /** The array a hit's answer points into, by the hit's part. */
@@ -136,8 +137,8 @@ export class PartedKeySet implements ProbeKeys {
   }
 
   /** One pass over the section, each key routed to its part (KeySet.probeParts): a key costs one bloom block, in its part's filter. */
-  probeColumn(dv: DataView, keysAt: number, count: number, lanesAt: number): number {
-    return KeySet.probeParts(this.parts, this.bits, dv, keysAt, count, lanesAt);
+  probeColumn(dv: DataView, keysAt: number, count: number, lanesAt: number, also?: KeySet): number {
+    return KeySet.probeParts(this.parts, this.bits, dv, keysAt, count, lanesAt, also);
   }
 
   get columnHits(): Uint32Array {
@@ -160,6 +161,8 @@ export class LayeredKeySet implements ProbeKeys {
   private scratch: Uint32Array = new Uint32Array(64);
   /** The layers' key sets that hold any key (adds and removes, oldest layer first): those a column pass runs over. */
   private readonly changed: KeySet[];
+  /** One bloom filter of every key of `changed` (built here: a layer's keys hashed again, tens of ms a million). */
+  private readonly filter: KeySet | undefined;
   /** The column pass's keys some layer changes (indices in the section), and its hits when there are any. */
   private touched: Uint32Array = new Uint32Array(64);
   private laidHits: Uint32Array = new Uint32Array(192);
@@ -173,6 +176,7 @@ export class LayeredKeySet implements ProbeKeys {
     this.width = base.width;
     this.current = base.postings;
     this.changed = layers.flatMap((l) => [l.adds, l.removes]).filter((s) => s.size > 0);
+    this.filter = this.changed.length === 0 ? undefined : KeySet.filterOf(this.changed);
     this.hits = base.columnHits;
   }
 
@@ -183,12 +187,13 @@ export class LayeredKeySet implements ProbeKeys {
   find(dv: DataView, at: number): number {
     const p = this.base.find(dv, at);
     let touched = false;
-    for (const s of this.changed) {
-      if (s.find(dv, at) !== 0) {
-        touched = true;
-        break;
+    if (this.filter?.mayContain(dv, at) === true)
+      for (const s of this.changed) {
+        if (s.find(dv, at) !== 0) {
+          touched = true;
+          break;
+        }
       }
-    }
     if (!touched) {
       this.current = this.base.postings;
       return p;
@@ -199,25 +204,34 @@ export class LayeredKeySet implements ProbeKeys {
   }
 
   /**
-   * The base's column pass, and the layers' over the same section (small sets, in cache): a key no layer holds keeps
-   * the base's answer as it is; the few a layer changes get find()'s answer, laid in the scratch (part LAID).
+   * The base's column pass, testing each key against the layers' filter in the same pass (its block loaded beside the
+   * base's: the small filter's misses overlap the base's): a key no layer holds keeps the base's answer as it is; the
+   * few a layer changes get find()'s answer, laid in the scratch (part LAID).
    */
   probeColumn(dv: DataView, keysAt: number, count: number, lanesAt: number): number {
-    // The layers first: their passes and the base's share one hits array (KeySet's).
-    let t = 0;
-    for (const s of this.changed) {
-      const m = s.probeColumn(dv, keysAt, count, lanesAt);
-      const h = s.columnHits;
-      if (this.touched.length < t + m) this.touched = grown(this.touched, 2 * (t + m));
-      for (let k = 0; k < m; k++) this.touched[t++] = h[3 * k]!;
-    }
-    const n = this.base.probeColumn(dv, keysAt, count, lanesAt);
+    const n = this.base.probeColumn(dv, keysAt, count, lanesAt, this.filter);
     const base = this.base.columnHits;
+    if (this.filter === undefined) {
+      this.hits = base;
+      return n;
+    }
+    // The keys the layers' filter let through (a layer's, or one of its false positives): those some layer holds.
+    const { count: maybe, indices } = KeySet.alsoPassed;
+    let t = 0;
+    for (let j = 0; j < maybe; j++) {
+      const at = keysAt + indices[j]! * this.width;
+      for (const s of this.changed)
+        if (s.find(dv, at) !== 0) {
+          if (this.touched.length === t) this.touched = grown(this.touched, 2 * t);
+          this.touched[t++] = indices[j]!;
+          break;
+        }
+    }
     if (t === 0) {
       this.hits = base;
       return n;
     }
-    const touched = this.touched.subarray(0, t).sort();
+    const touched = this.touched;
     if (this.laidHits.length < 3 * (n + t)) this.laidHits = new Uint32Array(6 * (n + t));
     const out = this.laidHits;
     let hits = 0;

@@ -86,7 +86,11 @@ export function addressKeyParts(
   seed: number,
   partKeys = PART_KEYS,
 ): KeySetData[] {
-  const pairs = addressPairs(key, entries, read);
+  return pairParts(addressPairs(key, entries, read), seed, partKeys);
+}
+
+/** The pairs' keys as a stored base's parts (addressKeyParts), from pairs already read. */
+export function pairParts(pairs: KeyPairs, seed: number, partKeys = PART_KEYS): KeySetData[] {
   const bits = Math.max(0, Math.ceil(Math.log2(pairs.count / partKeys)));
   return fillParts(pairs, indexPairs(pairs, false), seed, { load: 0.75, shared: false }, EVERY, bits);
 }
