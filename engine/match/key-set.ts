@@ -93,11 +93,9 @@ const chunkH2 = new Int32Array(CHUNK);
 const chunkBase = new Int32Array(CHUNK);
 const chunkPassed = new Int32Array(CHUNK);
 const chunkPart = new Int32Array(CHUNK);
-const chunkAlsoH2 = new Int32Array(CHUNK);
-const chunkAlsoBase = new Int32Array(CHUNK);
-/** The indices of the keys of the last column pass that its `also` filter let through, and how many. */
-let alsoPassed = new Uint32Array(64);
-let alsoCount = 0;
+/** The indices of the keys of the last column pass (asked for its misses) its bloom filter let through that no table holds, and how many. */
+let bloomMisses = new Uint32Array(64);
+let bloomMissCount = 0;
 /** The column pass's answer: triples (key index in the column, find()'s answer, part), valid until the next call. */
 let columnHits = new Uint32Array(768);
 /** Where the touch pass's loads go, so that they are not optimized away. */
@@ -312,8 +310,8 @@ export class KeySet {
    * coming one a probe (KeySet.probeParts, this set its only part). Answers how many keys some stream watches;
    * columnHits holds them: (index, find()'s answer, 0) triples.
    */
-  probeColumn(dv: DataView, keysAt: number, count: number, lanesAt: number, also?: KeySet): number {
-    return KeySet.probeParts(this.alone, 0, dv, keysAt, count, lanesAt, also);
+  probeColumn(dv: DataView, keysAt: number, count: number, lanesAt: number, misses = false): number {
+    return KeySet.probeParts(this.alone, 0, dv, keysAt, count, lanesAt, misses);
   }
 
   /**
@@ -331,63 +329,53 @@ export class KeySet {
     keysAt: number,
     count: number,
     lanesAt: number,
-    also?: KeySet,
+    misses = false,
   ): number {
     const { width, words } = parts[0]!;
     // The module's arrays in locals: what the loop writes is then known to be a Uint32Array.
     let out = columnHits;
-    let passed = alsoPassed;
+    let missed = bloomMisses;
     let hits = 0;
-    let alsos = 0;
+    let m2 = 0;
     for (let from = 0; from < count; from += CHUNK) {
       const m = Math.min(CHUNK, count - from);
       for (let i = 0, at = keysAt + from * width, o = lanesAt + from * 8; i < m; i++, at += width, o += 8) {
         const part = bits === 0 ? 0 : partOf(dv, at, bits);
         const set = parts[part]!;
-        let lane1: number;
-        let l2: number;
+        let h1: number;
         if (lanesAt >= 0) {
-          lane1 = dv.getInt32(o, true);
-          l2 = dv.getInt32(o + 4, true);
+          h1 = seeded(dv.getInt32(o, true), set.seed);
+          chunkH2[i] = dv.getInt32(o + 4, true) ^ set.seed2;
         } else {
-          lane1 = lanes(dv, at, words);
-          l2 = lane2;
+          h1 = seeded(lanes(dv, at, words), set.seed);
+          chunkH2[i] = lane2 ^ set.seed2;
         }
-        const h1 = seeded(lane1, set.seed);
         chunkH1[i] = h1;
-        chunkH2[i] = l2 ^ set.seed2;
         chunkPart[i] = part;
         chunkBase[i] = ((Math.imul(h1, 0x9e3779b1) >>> 7) & set.blockMask) * 8;
-        if (also !== undefined) {
-          chunkAlsoH2[i] = l2 ^ also.seed2;
-          chunkAlsoBase[i] = ((Math.imul(seeded(lane1, also.seed), 0x9e3779b1) >>> 7) & also.blockMask) * 8;
-        }
       }
       let x = 0;
       for (let i = 0; i < m; i++) x ^= parts[chunkPart[i]!]!.bloom[chunkBase[i]!]!;
-      if (also !== undefined) for (let i = 0; i < m; i++) x ^= also.bloom[chunkAlsoBase[i]!]!;
       touched ^= x;
       let n = 0;
       for (let i = 0; i < m; i++) {
         chunkPassed[n] = i;
         n += blockPasses(parts[chunkPart[i]!]!.bloom, chunkBase[i]!, chunkH2[i]!);
       }
-      if (also !== undefined) {
-        if (passed.length < alsos + m) {
-          const grown = new Uint32Array(2 * (alsos + m));
-          grown.set(passed);
-          alsoPassed = passed = grown;
-        }
-        for (let i = 0; i < m; i++) {
-          passed[alsos] = from + i;
-          alsos += blockPasses(also.bloom, chunkAlsoBase[i]!, chunkAlsoH2[i]!);
-        }
-      }
       for (let k = 0; k < n; k++) {
         const i = chunkPassed[k]!;
         const part = chunkPart[i]!;
         const p = parts[part]!.inTable(chunkH1[i]!, dv, keysAt + (from + i) * width);
-        if (p === 0) continue;
+        if (p === 0) {
+          if (!misses) continue;
+          if (m2 === missed.length) {
+            const grown = new Uint32Array(missed.length * 2);
+            grown.set(missed);
+            bloomMisses = missed = grown;
+          }
+          missed[m2++] = from + i;
+          continue;
+        }
         if (3 * hits + 3 > out.length) {
           const grown = new Uint32Array(out.length * 2);
           grown.set(out);
@@ -399,39 +387,50 @@ export class KeySet {
         hits++;
       }
     }
-    alsoCount = alsos;
+    bloomMissCount = m2;
     return hits;
   }
 
   /**
-   * A filter (a bloom filter alone, its table empty) of every key of `sets`: one test says whether any of them may
-   * hold a key (a layered set's change layers, tested in its base's column pass: KeySet.probeParts' `also`).
+   * Sets the bloom bits of every key of `sets` in the filter of `parts` (each key in its part's: partOf), so that a
+   * column pass lets them through (a layered set's change layers: their keys then cost nothing on the keys no layer
+   * holds). Atomics.or: other threads set bits in the same shared words. The filter must be this process's memory
+   * (shared or not), never a view of the store's map: openBase and a worker's resolver copy a stored one. Bits only
+   * ever added: a key a layer no longer holds stays a false positive until the base is replaced.
    */
-  static filterOf(sets: readonly KeySet[]): KeySet {
-    const seed = sets[0]?.seed ?? 0;
-    const size = sets.reduce((n, s) => n + s.size, 0);
-    const width = sets[0]?.width ?? 20;
-    // The table of an empty set (two slots), the filter of `size` keys: in this thread's memory (each builds its own).
-    const filter = new KeySet({ ...allocKeySet(width, 0, 0, seed, { shared: false }), size, bloom: new Uint32Array(bloomWords(size)) });
+  static admit(parts: readonly KeySet[], bits: number, sets: readonly KeySet[]): void {
     for (const s of sets) {
       const dv = new DataView(s.slots.buffer, s.slots.byteOffset, s.slots.byteLength);
       for (let slot = 0; slot < s.postingAt.length; slot++) {
         if (s.postingAt[slot] === 0) continue;
-        filter.hash(dv, slot * width);
-        filter.addToBloom();
+        const part = parts[partOf(dv, slot * s.width, bits)]!;
+        part.hash(dv, slot * s.width);
+        const base = part.blockBase();
+        for (let i = 0; i < 8; i++) Atomics.or(part.bloom, base + i, 1 << (Math.imul(part.h2, SALT[i]!) >>> 27));
       }
     }
-    return filter;
   }
 
-  /** The keys of the last column pass that passed its `also` filter: how many, and their indices (in column order). */
-  static get alsoPassed(): { count: number; indices: Uint32Array } {
-    return { count: alsoCount, indices: alsoPassed };
+  /** The keys of the last column pass asked for `misses` that passed the bloom filter but are in no table: how many, and their indices (in column order). */
+  static get bloomMisses(): { count: number; indices: Uint32Array } {
+    return { count: bloomMissCount, indices: bloomMisses };
+  }
+
+  /** find() for a key whose two lanes are known (a column's): no hashing. */
+  findLanes(dv: DataView, at: number, lane1: number, l2: number): number {
+    const h1 = seeded(lane1, this.seed);
+    if (blockPasses(this.bloom, ((Math.imul(h1, 0x9e3779b1) >>> 7) & this.blockMask) * 8, l2 ^ this.seed2) === 0) return 0;
+    return this.inTable(h1, dv, at);
   }
 
   /** The column pass's hits: (index of the key in the column, find()'s answer, part) triples, valid until its next call. */
   get columnHits(): Uint32Array {
     return columnHits;
+  }
+
+  /** KeySet.admit into this set's filter. */
+  admit(sets: readonly KeySet[]): void {
+    KeySet.admit(this.alone, 0, sets);
   }
 
   /** The array a column hit's answer points into: this set's postings (a set in parts: its part's). */

@@ -46,13 +46,15 @@ export interface ProbeKeys {
   /**
    * find() over the `count` keys of a section at keysAt, keysAt + width, … (their hash lanes at `lanesAt`, −1 when the
    * column has none), taken together (KeySet.probeParts): how many keys some stream watches, listed in columnHits;
-   * with `also`, the keys that filter lets through too (KeySet.alsoPassed).
+   * with `misses`, those its bloom filter let through that no table holds listed too (KeySet.bloomMisses).
    */
-  probeColumn(dv: DataView, keysAt: number, count: number, lanesAt: number, also?: KeySet): number;
+  probeColumn(dv: DataView, keysAt: number, count: number, lanesAt: number, misses?: boolean): number;
   /** probeColumn()'s hits in column order: (index in the section, answer, part) triples, valid until the next pass. */
   readonly columnHits: Uint32Array;
   /** The array a hit's answer points into, by the hit's part. */
   postingsOf(part: number): Uint32Array;
+  /** Lets every key of `sets` through this set's bloom filter from now on (KeySet.admit). */
+  admit(sets: readonly KeySet[]): void;
 }
 
 /**
@@ -137,8 +139,12 @@ export class PartedKeySet implements ProbeKeys {
   }
 
   /** One pass over the section, each key routed to its part (KeySet.probeParts): a key costs one bloom block, in its part's filter. */
-  probeColumn(dv: DataView, keysAt: number, count: number, lanesAt: number, also?: KeySet): number {
-    return KeySet.probeParts(this.parts, this.bits, dv, keysAt, count, lanesAt, also);
+  probeColumn(dv: DataView, keysAt: number, count: number, lanesAt: number, misses = false): number {
+    return KeySet.probeParts(this.parts, this.bits, dv, keysAt, count, lanesAt, misses);
+  }
+
+  admit(sets: readonly KeySet[]): void {
+    KeySet.admit(this.parts, this.bits, sets);
   }
 
   get columnHits(): Uint32Array {
@@ -159,10 +165,8 @@ export class LayeredKeySet implements ProbeKeys {
   private current: Uint32Array;
   /** Merged answers: count, then streams, each; find() writes one at 0, the column pass one per key it lays. */
   private scratch: Uint32Array = new Uint32Array(64);
-  /** The layers' key sets that hold any key (adds and removes, oldest layer first): those a column pass runs over. */
+  /** The layers' key sets that hold any key (adds and removes, oldest layer first): those asked about a key. */
   private readonly changed: KeySet[];
-  /** One bloom filter of every key of `changed` (built here: a layer's keys hashed again, tens of ms a million). */
-  private readonly filter: KeySet | undefined;
   /** The column pass's keys some layer changes (indices in the section), and its hits when there are any. */
   private touched: Uint32Array = new Uint32Array(64);
   private laidHits: Uint32Array = new Uint32Array(192);
@@ -176,7 +180,9 @@ export class LayeredKeySet implements ProbeKeys {
     this.width = base.width;
     this.current = base.postings;
     this.changed = layers.flatMap((l) => [l.adds, l.removes]).filter((s) => s.size > 0);
-    this.filter = this.changed.length === 0 ? undefined : KeySet.filterOf(this.changed);
+    // The layers' keys let through the base's filter: the column pass then asks the layers only about the keys the
+    // base's filter lets through (its hits and its false positives), not about every key.
+    base.admit(this.changed);
     this.hits = base.columnHits;
   }
 
@@ -187,13 +193,12 @@ export class LayeredKeySet implements ProbeKeys {
   find(dv: DataView, at: number): number {
     const p = this.base.find(dv, at);
     let touched = false;
-    if (this.filter?.mayContain(dv, at) === true)
-      for (const s of this.changed) {
-        if (s.find(dv, at) !== 0) {
-          touched = true;
-          break;
-        }
+    for (const s of this.changed) {
+      if (s.find(dv, at) !== 0) {
+        touched = true;
+        break;
       }
+    }
     if (!touched) {
       this.current = this.base.postings;
       return p;
@@ -204,28 +209,26 @@ export class LayeredKeySet implements ProbeKeys {
   }
 
   /**
-   * The base's column pass, testing each key against the layers' filter in the same pass (its block loaded beside the
-   * base's: the small filter's misses overlap the base's): a key no layer holds keeps the base's answer as it is; the
-   * few a layer changes get find()'s answer, laid in the scratch (part LAID).
+   * The base's column pass, its bloom filter holding the layers' keys too (admit): a key it stops is in no layer
+   * either; of those it lets through (its hits, and the keys no table of it holds), the layers are asked about each
+   * (from the column's lanes: no hashing), and the few they change get find()'s answer, laid in the scratch (part
+   * LAID). A key no layer holds keeps the base's answer as it is.
    */
   probeColumn(dv: DataView, keysAt: number, count: number, lanesAt: number): number {
-    const n = this.base.probeColumn(dv, keysAt, count, lanesAt, this.filter);
+    const changing = this.changed.length > 0;
+    const n = this.base.probeColumn(dv, keysAt, count, lanesAt, changing);
     const base = this.base.columnHits;
-    if (this.filter === undefined) {
+    if (!changing) {
       this.hits = base;
       return n;
     }
-    // The keys the layers' filter let through (a layer's, or one of its false positives): those some layer holds.
-    const { count: maybe, indices } = KeySet.alsoPassed;
+    const { count: misses, indices } = KeySet.bloomMisses;
     let t = 0;
-    for (let j = 0; j < maybe; j++) {
-      const at = keysAt + indices[j]! * this.width;
-      for (const s of this.changed)
-        if (s.find(dv, at) !== 0) {
-          if (this.touched.length === t) this.touched = grown(this.touched, 2 * t);
-          this.touched[t++] = indices[j]!;
-          break;
-        }
+    for (let k = 0, j = 0; k < n || j < misses; ) {
+      const index = j === misses || (k < n && base[3 * k]! < indices[j]!) ? base[3 * k++]! : indices[j++]!;
+      if (!this.changes(dv, keysAt + index * this.width, lanesAt < 0 ? -1 : lanesAt + index * 8)) continue;
+      if (this.touched.length === t) this.touched = grown(this.touched, 2 * t);
+      this.touched[t++] = index;
     }
     if (t === 0) {
       this.hits = base;
@@ -263,6 +266,20 @@ export class LayeredKeySet implements ProbeKeys {
 
   get columnHits(): Uint32Array {
     return this.hits;
+  }
+
+  /** Whether some layer holds the key at `at` (its lanes at `lanesAt`, −1: none). */
+  private changes(dv: DataView, at: number, lanesAt: number): boolean {
+    if (lanesAt < 0) return this.changed.some((s) => s.find(dv, at) !== 0);
+    const lane1 = dv.getInt32(lanesAt, true);
+    const l2 = dv.getInt32(lanesAt + 4, true);
+    for (const s of this.changed) if (s.findLanes(dv, at, lane1, l2) !== 0) return true;
+    return false;
+  }
+
+  /** A layered set is no base: nothing is laid over it. */
+  admit(): void {
+    throw new TypeError('a layered set is not the base of another');
   }
 
   postingsOf(part: number): Uint32Array {
