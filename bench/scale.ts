@@ -108,7 +108,10 @@ function addressSet(
     return { set, tableBytes: new KeySet(set).bytes, close: () => undefined };
   }
   const pairs = new KeyPairs(20, n);
-  reals.forEach((key, i) => pairs.keys.set(key, pairs.next(i % streams)));
+  reals.forEach((key, i) => {
+    const at = pairs.next(i % streams);
+    pairs.keys.set(key, at);
+  });
   for (let i = 0; i < n - reals.length; i++) {
     const at = pairs.next(i % streams);
     scaleKey(scratch, i % streams, Math.floor(i / streams));

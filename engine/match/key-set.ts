@@ -401,13 +401,35 @@ export class KeySet {
   static admit(parts: readonly KeySet[], bits: number, sets: readonly KeySet[]): void {
     for (const s of sets) {
       const dv = new DataView(s.slots.buffer, s.slots.byteOffset, s.slots.byteLength);
+      // A run of keys' blocks found and loaded first (their misses overlap: the base's filter is large), then set.
+      let m = 0;
+      const run = (): void => {
+        let x = 0;
+        for (let i = 0; i < m; i++) x ^= parts[chunkPart[i]!]!.bloom[chunkBase[i]!]!;
+        touched ^= x;
+        for (let i = 0; i < m; i++) {
+          const bloom = parts[chunkPart[i]!]!.bloom;
+          const base = chunkBase[i]!;
+          const h2 = chunkH2[i]!;
+          // Read first: once a thread has set a key's bits, another only reads them.
+          for (let w = 0; w < 8; w++) {
+            const bit = 1 << (Math.imul(h2, SALT[w]!) >>> 27);
+            if ((bloom[base + w]! & bit) === 0) Atomics.or(bloom, base + w, bit);
+          }
+        }
+        m = 0;
+      };
       for (let slot = 0; slot < s.postingAt.length; slot++) {
         if (s.postingAt[slot] === 0) continue;
-        const part = parts[partOf(dv, slot * s.width, bits)]!;
-        part.hash(dv, slot * s.width);
-        const base = part.blockBase();
-        for (let i = 0; i < 8; i++) Atomics.or(part.bloom, base + i, 1 << (Math.imul(part.h2, SALT[i]!) >>> 27));
+        const part = partOf(dv, slot * s.width, bits);
+        const set = parts[part]!;
+        const h1 = seeded(lanes(dv, slot * s.width, s.words), set.seed);
+        chunkPart[m] = part;
+        chunkH2[m] = lane2 ^ set.seed2;
+        chunkBase[m] = ((Math.imul(h1, 0x9e3779b1) >>> 7) & set.blockMask) * 8;
+        if (++m === CHUNK) run();
       }
+      run();
     }
   }
 

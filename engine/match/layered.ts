@@ -12,6 +12,18 @@ import { KeySet, partOf, type KeySetData } from './key-set.js';
 export interface ChangeLayerData {
   adds: KeySetData;
   removes: KeySetData;
+  /**
+   * 1 (shared memory) once the layer's keys are let through its base's filter (KeySet.admit): the first thread that
+   * lays it over its base does it, the others then skip it. A layer is laid over one base only (its chain's).
+   */
+  admitted?: Int32Array;
+}
+
+/** A change layer as a thread probes it. */
+export interface ChangeLayer {
+  adds: KeySet;
+  removes: KeySet;
+  admitted?: Int32Array;
 }
 
 /**
@@ -87,7 +99,11 @@ export function probeKeys(s: SetData, resolve?: ResolveStored): ProbeKeys {
   const base = parts.length === 1 ? parts[0]! : new PartedKeySet(parts);
   return new LayeredKeySet(
     base,
-    s.layers.map((l) => ({ adds: new KeySet(l.adds), removes: new KeySet(l.removes) })),
+    s.layers.map((l) => ({
+      adds: new KeySet(l.adds),
+      removes: new KeySet(l.removes),
+      ...(l.admitted === undefined ? {} : { admitted: l.admitted }),
+    })),
   );
 }
 
@@ -174,15 +190,19 @@ export class LayeredKeySet implements ProbeKeys {
 
   constructor(
     private readonly base: ProbeKeys,
-    private readonly layers: ReadonlyArray<{ adds: KeySet; removes: KeySet }>,
+    private readonly layers: readonly ChangeLayer[],
   ) {
     this.size = layers.reduce((n, l) => n + l.adds.size, base.size);
     this.width = base.width;
     this.current = base.postings;
     this.changed = layers.flatMap((l) => [l.adds, l.removes]).filter((s) => s.size > 0);
-    // The layers' keys let through the base's filter: the column pass then asks the layers only about the keys the
-    // base's filter lets through (its hits and its false positives), not about every key.
-    base.admit(this.changed);
+    // The layers' keys let through the base's filter (once per layer: its `admitted`): the column pass then asks the
+    // layers only about the keys the base's filter lets through (its hits and its false positives), not every key.
+    for (const l of layers) {
+      if (l.admitted !== undefined && Atomics.load(l.admitted, 0) === 1) continue;
+      base.admit([l.adds, l.removes].filter((s) => s.size > 0));
+      if (l.admitted !== undefined) Atomics.store(l.admitted, 0, 1);
+    }
     this.hits = base.columnHits;
   }
 

@@ -1,4 +1,5 @@
 import { KeySet, allocKeySet, partOf, type KeySetData, type KeySetLayout } from './key-set.js';
+import type { ChangeLayerData } from './layered.js';
 
 /**
  * The key set of a chain's watched addresses compiled from raw key bytes: each stored address written as its key
@@ -126,9 +127,13 @@ export function keySetOfPairs(pairs: KeyPairs, seed: number, layout?: KeySetLayo
  * A change layer's two key sets from pairs in the order of the changes (a stream word with REMOVES for a removal):
  * per key and stream the last change counts, an add in `adds`, a removal in `removes`.
  */
-export function changeSetsOfPairs(pairs: KeyPairs, seed: number): { adds: KeySetData; removes: KeySetData } {
+export function changeSetsOfPairs(pairs: KeyPairs, seed: number): ChangeLayerData {
   const index = indexPairs(pairs, true);
-  return { adds: fillParts(pairs, index, seed, {}, ADDS)[0]!, removes: fillParts(pairs, index, seed, {}, REMOVALS)[0]! };
+  return {
+    adds: fillParts(pairs, index, seed, {}, ADDS)[0]!,
+    removes: fillParts(pairs, index, seed, {}, REMOVALS)[0]!,
+    admitted: new Int32Array(new SharedArrayBuffer(4)),
+  };
 }
 
 /**

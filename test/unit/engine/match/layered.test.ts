@@ -5,7 +5,7 @@ import { decodeAddress } from '../../../../engine/bitcoin/address.js';
 import { bitcoinProbeMatch, buildBtcProbe, scriptKey } from '../../../../engine/bitcoin/probe.js';
 import { KeyPairs, REMOVES, changeSetsOfPairs, keySetOfPairs } from '../../../../engine/match/watched-keys.js';
 import { KeySet, partOf, writeKeyLanes } from '../../../../engine/match/key-set.js';
-import { LayeredKeySet, PartedKeySet, eachHit, type ProbeKeys } from '../../../../engine/match/layered.js';
+import { LayeredKeySet, PartedKeySet, eachHit, probeKeys, type ProbeKeys } from '../../../../engine/match/layered.js';
 import { blockFromCore, coreBlock200000v3 } from '../../../bitcoin-fixtures.js';
 
 /** Pairs of 32-byte keys: [key, stream word] in the order given (a change layer's: REMOVES for a removal). */
@@ -159,5 +159,39 @@ describe("a layered set's column pass", () => {
       ),
       { numRuns: 400 },
     );
+  });
+});
+
+describe("a change layer's keys in its base's filter", () => {
+  it('are let through once, by the first set laid over the base, and found by every later set over the same layer (another thread: its admitted flag shared)', () => {
+    const keys = Array.from({ length: 3_000 }, () => randomBytes(20));
+    const p = new KeyPairs(20);
+    for (const [i, k] of keys.entries())
+      if (i % 3 !== 0) {
+        const at = p.next(i % 5);
+        p.keys.set(k, at);
+      }
+    const base = keySetOfPairs(p, 17, { load: 0.75, shared: true });
+    const added = new KeyPairs(20);
+    for (const [i, k] of keys.entries())
+      if (i % 3 === 0) {
+        const at = added.next(9);
+        added.keys.set(k, at);
+      }
+    const layer = changeSetsOfPairs(added, 17);
+    const column = Buffer.concat(keys);
+    const dv = new DataView(column.buffer, column.byteOffset, column.byteLength);
+    const hitsOf = (set: ProbeKeys): number[] => {
+      const out: number[] = [];
+      eachHit(set, dv, 0, keys.length, -1, (i) => out.push(i));
+      return out;
+    };
+    const first = probeKeys({ base: [base], layers: [layer] });
+    expect(Atomics.load(layer.admitted!, 0)).toBe(1);
+    // The second set skips the admission: the bits the first set in the shared filter let the layer's keys through.
+    const second = probeKeys({ base: [base], layers: [layer] });
+    const all = keys.map((_, i) => i);
+    expect(hitsOf(first)).toEqual(all);
+    expect(hitsOf(second)).toEqual(all);
   });
 });
