@@ -8,21 +8,27 @@
  *   - SCALE_ADD addresses (1,000,000) added to a live stream through the address endpoint in calls of its maximum
  *     size, then a transfer to the last of them mined at once: answer → its webhook;
  *   - the store's pages of the stream tables per address;
- *   - probes/s of one thread through today's filter set (FilterSet.match over the fixtures' probe columns) with
- *     1 M, 10 M and 100 M watched keys (SCALE_CURVE), each in a child process of its own: one that runs out of memory
- *     or time is reported as not reached.
+ *   - probes/s of one thread through the filter set the server probes (FilterSet.match over the fixtures' probe columns
+ *     on a kept set: a base in parts read in place from a store, change layers over it) with 1 M, 10 M and 100 M
+ *     watched keys (SCALE_CURVE), and on one plain key set (SCALE_PLAIN_CURVE), each in a child process of its own:
+ *     one that runs out of memory or time is reported as not reached.
  * Figures the code cannot reach within SCALE_LIMIT_MS (600,000) are null in the JSON and say what was measured.
  * Not in CI (up to 15 minutes at 100 M); a smoke size runs in test/system/bench-smoke.test.ts.
  */
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { compileFilterSet, EvmFilterSet } from '../engine/evm/filter.js';
 import { buildProbe, readProbe } from '../engine/evm/probe.js';
 import { normalizeBlock } from '../engine/evm/record.js';
 import { addRef } from '../engine/match/filter-set.js';
-import { fillKeySet, writeKeyLanes } from '../engine/match/key-set.js';
+import { KeySet, fillKeySet, writeKeyLanes } from '../engine/match/key-set.js';
+import type { SetData } from '../engine/match/layered.js';
+import { openBase, writeBase } from '../engine/match/stored-base.js';
+import { KeyPairs, changeSetsOfPairs, pairParts } from '../engine/match/watched-keys.js';
+import { openStore } from '../storage/env.js';
 import { ADDRESSES_PER_CALL } from '../engine/streams/schemas.js';
 import { FIXTURE_BLOCKS, bundle } from '../test/kit/fixtures.js';
 import { startProcess, type Started } from '../test/kit/proc.js';
@@ -34,6 +40,8 @@ const STREAMS = Number(process.env['SCALE_STREAMS'] ?? 10_000);
 const ADD = Number(process.env['SCALE_ADD'] ?? 1_000_000);
 const LIMIT_MS = Number(process.env['SCALE_LIMIT_MS'] ?? 600_000);
 const CURVE = (process.env['SCALE_CURVE'] ?? '1000000,10000000,100000000').split(',').map(Number);
+/** The sizes of the plain key set's curve (the extra one: a set the server does not probe at those sizes). */
+const PLAIN_CURVE = (process.env['SCALE_PLAIN_CURVE'] ?? CURVE.join(',')).split(',').filter(Boolean).map(Number);
 const DOWN_BLOCKS = 3;
 const UP_BLOCKS = 3;
 /** The goals (issue 45). */
@@ -67,12 +75,90 @@ function scaleKey(out: DataView, stream: number, k: number): void {
 }
 
 /**
- * A child's part (`scale.js probe N STREAMS`): today's EVM filter set with N watched addresses (300 of them real
- * addresses of the fixtures, the rest scale addresses over STREAMS streams), its key set filled from bytes (today's
- * compile makes objects per key, which at tens of millions is the compile's limit, not the probe's: the server run
- * measures that), then FilterSet.match over the 8 fixture probe columns for 3 s; prints one JSON line.
+ * The EVM address set a child probes: `reals` (real addresses of the fixtures) and the rest of n scale addresses over
+ * `streams` streams, each key with one stream.
+ *   - kept: what the server probes at that size after a live add: the base compiled into parts (pairParts: dense, at
+ *     most 12 M keys a part, as the pool compiles it), written to a store of its own (writeBase) and read back in place
+ *     (openBase: its tables views of the map, its bloom filters copied into shared memory), with two change layers of
+ *     adds over it (L1 of KEPT_L1 keys, L0 of KEPT_L0, built as engine/match/bases.ts builds them);
+ *   - plain: one key set filled from bytes (fillKeySet), the set a compile of a small chain makes.
+ * Answers the set and the bytes of its own tables.
  */
-function probeChild(n: number, streams: number): void {
+function addressSet(
+  kind: 'kept' | 'plain',
+  n: number,
+  streams: number,
+  reals: readonly Uint8Array[],
+): { set: SetData; tableBytes: number; close(): void } {
+  const scratch = new DataView(new ArrayBuffer(20));
+  const scratchBytes = new Uint8Array(scratch.buffer);
+  const stream = [0];
+  if (kind === 'plain') {
+    const set = fillKeySet(20, n, 2 * n, 0x9e3779b9, (insert) => {
+      reals.forEach((key, i) => {
+        stream[0] = i % streams;
+        insert(new DataView(key.buffer, key.byteOffset, 20), 0, stream);
+      });
+      for (let i = 0; i < n - reals.length; i++) {
+        stream[0] = i % streams;
+        scaleKey(scratch, stream[0], Math.floor(i / streams));
+        insert(scratch, 0, stream);
+      }
+    });
+    return { set, tableBytes: new KeySet(set).bytes, close: () => undefined };
+  }
+  const pairs = new KeyPairs(20, n);
+  reals.forEach((key, i) => {
+    const at = pairs.next(i % streams);
+    pairs.keys.set(key, at);
+  });
+  for (let i = 0; i < n - reals.length; i++) {
+    const at = pairs.next(i % streams);
+    scaleKey(scratch, i % streams, Math.floor(i / streams));
+    pairs.keys.set(scratchBytes, at);
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'chainpost-scale-probe-'));
+  const store = openStore(dir);
+  const header = writeBase(
+    store,
+    '0x1',
+    0,
+    Array.from({ length: streams }, (_, i) => String(i)),
+    pairParts(pairs, 0x9e3779b9),
+  );
+  const base = openBase(store, (key) => store.mapped('watchedSets', key), header);
+  // The layers after a live add (bench's main part: a million added in calls of 10,000): new keys of one stream.
+  const per = Math.ceil(n / streams);
+  const layer = (from: number, count: number) => {
+    const added = new KeyPairs(20, count);
+    for (let k = from; k < from + count; k++) {
+      const at = added.next(1);
+      scaleKey(scratch, 1, per + k);
+      added.keys.set(scratchBytes, at);
+    }
+    return changeSetsOfPairs(added, 0x9e3779b9);
+  };
+  const set = { base, layers: [layer(0, KEPT_L1), layer(KEPT_L1, KEPT_L0)], stored: header.name };
+  const tableBytes = base.reduce((t, d) => t + d.bloom.byteLength + d.slots.byteLength + d.postingAt.byteLength + d.postings.byteLength, 0);
+  return {
+    set,
+    tableBytes,
+    close: () => {
+      void store.close().then(() => rmSync(dir, { recursive: true, force: true }));
+    },
+  };
+}
+
+/** The change layers of the kept set a child probes (L0, L1): what the SCALE_ADD addresses added live leave (L0 under 64,000 keys, L1 the rest). */
+const KEPT_L0 = Math.min(ADD, 40_000);
+const KEPT_L1 = ADD - KEPT_L0;
+
+/**
+ * A child's part (`scale.js probe N STREAMS KIND`): the EVM filter set with N watched addresses (300 of them real
+ * addresses of the fixtures, the rest scale addresses over STREAMS streams) as the server keeps it (KIND kept) or as
+ * one key set (plain): addressSet. Then FilterSet.match over the 8 fixture probe columns for 3 s; prints one JSON line.
+ */
+function probeChild(n: number, streams: number, kind: 'kept' | 'plain'): void {
   const probes = FIXTURE_BLOCKS.map((b) => {
     const x = bundle(b);
     return buildProbe(normalizeBlock(x.block, x.receipts, x.traces));
@@ -87,22 +173,10 @@ function probeChild(n: number, streams: number): void {
   }
   const reals = [...real.values()].slice(0, Math.min(real.size, n));
   const started = performance.now();
-  const scratch = new DataView(new ArrayBuffer(20));
-  const stream = [0];
-  const addresses = fillKeySet(20, n, 2 * n, 0x9e3779b9, (insert) => {
-    reals.forEach((key, i) => {
-      stream[0] = i % streams;
-      insert(new DataView(key.buffer, key.byteOffset, 20), 0, stream);
-    });
-    for (let i = 0; i < n - reals.length; i++) {
-      stream[0] = i % streams;
-      scaleKey(scratch, stream[0], Math.floor(i / streams));
-      insert(scratch, 0, stream);
-    }
-  });
+  const built = addressSet(kind, n, streams, reals);
   const buildMs = performance.now() - started;
   const topics = compileFilterSet(1, []).sets[1]!;
-  const set = new EvmFilterSet({ version: 1, family: 'evm', sets: [addresses, topics], every: [] });
+  const set = new EvmFilterSet({ version: 1, family: 'evm', sets: [built.set, topics], every: [] });
   // Distinct: 2,048 replicas of the columns (as bench:match replays), each address no stream watches replaced by
   // random bytes (and its lanes rewritten), so that nearly every probe is a key never probed before (the watched ones
   // stay: the same hits).
@@ -127,14 +201,14 @@ function probeChild(n: number, streams: number): void {
     return v1;
   });
   const probesOf = (ps: Uint8Array[]): number => ps.reduce((n, p) => n + readProbe(p).addressCount + readProbe(p).topicCount, 0);
-  /** The walk before the column pass (KeySet.find a key at a time): the before of the same run. */
+  /** The walk before the column pass (find() a key at a time, as eachHit walked a kept set): the before of the same run. */
   const perKey = (p: Uint8Array): Map<number, number[]> => {
     const v = readProbe(p);
     const dv = new DataView(p.buffer, p.byteOffset, p.byteLength);
     const out = new Map<number, number[]>();
     for (const [keys, at, refsAt, count, width] of [
-      [set.addresses, v.addressesAt, v.addressRefsAt, v.addressCount, 20],
-      [set.topics, v.topicsAt, v.topicRefsAt, v.topicCount, 32],
+      [set.sets[0]!, v.addressesAt, v.addressRefsAt, v.addressCount, 20],
+      [set.sets[1]!, v.topicsAt, v.topicRefsAt, v.topicCount, 32],
     ] as const) {
       if (keys.size === 0) continue;
       for (let i = 0; i < count; i++) {
@@ -195,11 +269,12 @@ function probeChild(n: number, streams: number): void {
       probesPerCpuSec: cold.perCpuSec,
       probesPerCpuSecTwoPass: twoPass.perCpuSec,
       probesPerCpuSecPerKey: before.perCpuSec,
-      tableBytes: set.addresses.bytes,
+      tableBytes: built.tableBytes,
       rssAnon: kb('RssAnon'),
       peakRss: kb('VmHWM'),
     }),
   );
+  built.close();
 }
 
 interface CurvePoint {
@@ -220,9 +295,9 @@ interface CurvePoint {
 }
 
 /** One point of the probe curve in a child process: its JSON line, or why there is none. */
-function curvePoint(n: number): Promise<CurvePoint> {
+function curvePoint(n: number, kind: 'kept' | 'plain'): Promise<CurvePoint> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [fileURLToPath(import.meta.url), 'probe', String(n), String(STREAMS)], {
+    const child = spawn(process.execPath, [fileURLToPath(import.meta.url), 'probe', String(n), String(STREAMS), kind], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
@@ -372,9 +447,15 @@ async function main(): Promise<void> {
 
   const curve: CurvePoint[] = [];
   for (const n of CURVE) {
-    console.log(`probe curve: ${n.toLocaleString('en-US')} watched keys…`);
-    curve.push(await curvePoint(n));
+    console.log(`probe curve: ${n.toLocaleString('en-US')} watched keys, kept as the server keeps them…`);
+    curve.push(await curvePoint(n, 'kept'));
     console.log(curve.at(-1));
+  }
+  const plain: CurvePoint[] = [];
+  for (const n of PLAIN_CURVE) {
+    console.log(`probe curve: ${n.toLocaleString('en-US')} watched keys, one plain key set…`);
+    plain.push(await curvePoint(n, 'plain'));
+    console.log(plain.at(-1));
   }
   const atN = curve.find((c) => c.n === Math.max(...curve.map((x) => x.n)));
   const label = (n: number): string => (n >= 1e6 ? `${n / 1e6}M` : String(n));
@@ -415,6 +496,9 @@ async function main(): Promise<void> {
     probesPerCpuSecCurve: Object.fromEntries(curve.map((c) => [label(c.n), c.probesPerCpuSec ?? NaN])),
     probesPerCpuSecTwoPassCurve: Object.fromEntries(curve.map((c) => [label(c.n), c.probesPerCpuSecTwoPass ?? NaN])),
     probesPerCpuSecPerKeyCurve: Object.fromEntries(curve.map((c) => [label(c.n), c.probesPerCpuSecPerKey ?? NaN])),
+    probesPerSecPlainCurve: Object.fromEntries(plain.map((c) => [label(c.n), c.probesPerSec ?? NaN])),
+    probesPerCpuSecPlainCurve: Object.fromEntries(plain.map((c) => [label(c.n), c.probesPerCpuSec ?? NaN])),
+    keySetBuildMsCurve: Object.fromEntries(curve.map((c) => [label(c.n), c.buildMs ?? NaN])),
     keySetBytesPerAddressCurve: Object.fromEntries(
       curve.map((c) => [label(c.n), c.tableBytes === undefined ? NaN : round(c.tableBytes / c.n, 1)]),
     ),
@@ -449,6 +533,7 @@ async function main(): Promise<void> {
         ]),
     ...(liveError === undefined ? [] : [`The live add failed: ${liveError}.`]),
     ...curve.filter((c) => c.error !== undefined).map((c) => `Probe curve at ${label(c.n)}: not reached (${c.error}).`),
+    ...plain.filter((c) => c.error !== undefined).map((c) => `Plain probe curve at ${label(c.n)}: not reached (${c.error}).`),
   ];
   report(
     'scale',
@@ -467,11 +552,12 @@ async function main(): Promise<void> {
       `${availableParallelism()} cores. ${watched.toLocaleString('en-US')} addresses over ${STREAMS.toLocaleString('en-US')} streams (${perStream.toLocaleString('en-US')} each, tenants of 1,000 streams) written by the store layer as the streams service writes them (test/kit/startup-store.ts: a streams record, a streamAddresses row per address), in write transactions of about 200,000 rows, then the chain's watched set compiled and kept in the store (keptSetMs: engine/match/stored-base.ts, as the server's pool keeps one); storeBytesPerAddress = the streamAddresses table's B-tree pages / addresses.`,
       `The server binary is then spawned on that store with CHAINPOST_MAX_ADDRESSES = ${(perStream + ADD).toLocaleString('en-US')}, following a real anvil; ${DOWN_BLOCKS} transfers to watched addresses were mined while it was down and ${UP_BLOCKS} right after its first answer (missedBlocks: those not delivered to the stream watching the address). bytesPerAddress = (the server process's RssAnon (/proc: every thread, the shared bloom filter and change layers included) when matching resumed + the kept set's arrays, read in place from the store's map: tableBytesPerAddress, its bloom filter counted twice) / watched addresses; rssAnonBytesPerAddress the RssAnon part alone; baselineRssAnonMb the same server on the empty store.`,
       `addMillionTakesEffectMs: ${ADD.toLocaleString('en-US')} new addresses added to one live stream through POST /streams/evm/{id}/address in calls of ${ADDRESSES_PER_CALL.toLocaleString('en-US')}, then a transfer to the last of them mined at once: the last call's answer → that block's webhook at the receiver (a change is laid over the kept set as a change layer: engine/match/bases.ts; addMillionCompileMs: a whole compile in the pool, if one was logged); deliveryBaselineMs: mined → webhook for an address watched all along, just before.`,
-      "probesPerSecCurve (probesPerSecPerWorker: its largest size): one thread, today's FilterSet.match (EVM) over 2,048 replicas of the 8 fixture probe columns held in memory (3.7 M probes a pass), each address no stream watches replaced by random bytes, so that nearly every probe is a key not probed before and the bloom filter's blocks come from memory, not cache; 3 s after 0.5 s of warm-up, each size in a child process of its own (one that fails is reported as not reached). probesPerSecRepeatedCurve: the same over the 8 columns as they are, repeated (bench:match replays them so): their 14,500 probes' blocks stay in cache whatever the set's size, which no chain does. 300 of the watched keys are real addresses of the fixtures (the same hits in both: hit share in the output), the rest scale addresses; the key set is filled from bytes (fillKeySet), not by today's compile (objects per key), whose time and memory the server run measures. probesPerSecTwoPassCurve: the same distinct columns as version 1 wrote them (no hash lanes: matching hashes each key in its first pass); probesPerSecPerKeyCurve: the walk before the column pass (KeySet.find a key at a time) over the version 2 columns; probesPerCpuSec*Curve: the same three per second of the child's CPU time (user + system), what a run on a loaded machine still compares. keySetBytesPerAddressCurve: the key set's own arrays (bloom, table, postings) / keys.",
+      `probesPerSecCurve (probesPerSecPerWorker: its largest size): one thread, FilterSet.match (EVM) on the address set as the server keeps it at that size after a live add: the base compiled into parts of at most 12 M keys (the pool's compile, engine/match/watched-keys.ts pairParts), written to a store of its own and read back in place (tables as views of the map, bloom filters copied into shared memory: engine/match/stored-base.ts), with two change layers of adds over it (L1 ${KEPT_L1.toLocaleString('en-US')} keys, L0 ${KEPT_L0.toLocaleString('en-US')}: what the SCALE_ADD addresses added live leave); over 2,048 replicas of the 8 fixture probe columns held in memory (3.7 M probes a pass), each address no stream watches replaced by random bytes, so that nearly every probe is a key not probed before and the bloom filter's blocks come from memory, not cache; 3 s after 0.5 s of warm-up, each size in a child process of its own (one that fails is reported as not reached). probesPerSecRepeatedCurve: the same over the 8 columns as they are, repeated (bench:match replays them so): their 14,500 probes' blocks stay in cache whatever the set's size, which no chain does. 300 of the watched keys are real addresses of the fixtures (the same hits in both: hit share in the output), the rest scale addresses. probesPerSecTwoPassCurve: the same distinct columns as version 1 wrote them (no hash lanes: matching hashes each key in its first pass); probesPerSecPerKeyCurve: the walk a key at a time (find(), what the server's kept set had before its column pass) over the version 2 columns; probesPerCpuSec*Curve: the same per second of the child's CPU time (user + system), what a run on a loaded machine still compares. probesPerSecPlainCurve (and its CPU-time rate): the same distinct columns on one plain key set of that size filled from bytes (fillKeySet), no parts, no layers. keySetBuildMsCurve: the kept set's compile, store write and read back in the child; keySetBytesPerAddressCurve: the kept base's own arrays (bloom, table, postings) / keys.`,
       ...notReached,
     ],
   );
 }
 
-if (process.argv[2] === 'probe') probeChild(Number(process.argv[3]), Number(process.argv[4]));
+if (process.argv[2] === 'probe')
+  probeChild(Number(process.argv[3]), Number(process.argv[4]), process.argv[5] === 'plain' ? 'plain' : 'kept');
 else await main();

@@ -77,16 +77,44 @@ function seeded(lane1: number, seed: number): number {
   return x ^ (x >>> 16);
 }
 
+/**
+ * Which of 2^bits parts of a set in parts holds the key at `at` (its second and fourth words mixed: addresses and
+ * script hashes are uniform there, vanity prefixes aside).
+ */
+export function partOf(dv: DataView, at: number, bits: number): number {
+  if (bits === 0) return 0;
+  return Math.imul(dv.getUint32(at + 4, true) ^ Math.imul(dv.getUint32(at + 12, true), 0x85ebca6b), 0x9e3779b1) >>> (32 - bits);
+}
+
 /** Probes of a column taken together (probeColumn): enough to keep the processor's misses in flight, few enough that the blocks they bring stay in the first-level caches and TLB. */
 const CHUNK = 32;
 const chunkH1 = new Int32Array(CHUNK);
 const chunkH2 = new Int32Array(CHUNK);
 const chunkBase = new Int32Array(CHUNK);
 const chunkPassed = new Int32Array(CHUNK);
-/** probeColumn's answer: pairs (key index in the column, find()'s answer), valid until the next call. */
-let columnHits = new Uint32Array(512);
+const chunkPart = new Int32Array(CHUNK);
+/** The indices of the keys of the last column pass (asked for its misses) its bloom filter let through that no table holds, and how many. */
+let bloomMisses = new Uint32Array(64);
+let bloomMissCount = 0;
+/** The column pass's answer: triples (key index in the column, find()'s answer, part), valid until the next call. */
+let columnHits = new Uint32Array(768);
 /** Where the touch pass's loads go, so that they are not optimized away. */
 let touched = 0;
+
+/** 1 when the block at `base` of `bloom` has every bit of h2 set, else 0: no branch per word (the column pass). */
+function blockPasses(bloom: Uint32Array, base: number, h2: number): number {
+  return (
+    (bloom[base]! >>> (Math.imul(h2, 0x47b6137b) >>> 27)) &
+    (bloom[base + 1]! >>> (Math.imul(h2, 0x44974d91) >>> 27)) &
+    (bloom[base + 2]! >>> (Math.imul(h2, 0x8824ad5b) >>> 27)) &
+    (bloom[base + 3]! >>> (Math.imul(h2, 0xa2b7289d) >>> 27)) &
+    (bloom[base + 4]! >>> (Math.imul(h2, 0x705495c7) >>> 27)) &
+    (bloom[base + 5]! >>> (Math.imul(h2, 0x2df1424b) >>> 27)) &
+    (bloom[base + 6]! >>> (Math.imul(h2, 0x9efc4947) >>> 27)) &
+    (bloom[base + 7]! >>> (Math.imul(h2, 0x5c6bfb31) >>> 27)) &
+    1
+  );
+}
 
 export interface KeySetInput {
   /** Key bytes, `width` each. */
@@ -155,18 +183,19 @@ export interface KeySetLayout {
   shared?: boolean;
 }
 
+/** The words of a bloom filter of `size` keys: 16 bits per key, in whole 256-bit blocks, a power of two. */
+const bloomWords = (size: number): number => 8 * 2 ** Math.max(0, Math.ceil(Math.log2(Math.max(1, (size * 16) / 256))));
+
 /** The empty arrays of a key set of `size` keys and `postings` words, in `layout`. */
 export function allocKeySet(width: 20 | 32, size: number, postings: number, seed: number, layout: KeySetLayout = {}): KeySetData {
   const { load = 0.5, shared: inShared = true } = layout;
   const words = (length: number): Uint32Array => (inShared ? shared(length) : new Uint32Array(Math.max(1, length)));
-  // 16 bits per key, in whole 256-bit blocks, a power of two.
-  const blocks = 2 ** Math.max(0, Math.ceil(Math.log2(Math.max(1, (size * 16) / 256))));
   const capacity = 2 ** Math.ceil(Math.log2(Math.max(2, Math.ceil(size / load))));
   return {
     width,
     seed: seed >>> 0,
     size,
-    bloom: words(blocks * 8),
+    bloom: words(bloomWords(size)),
     slots: words(capacity * (width / 4)),
     postingAt: words(capacity),
     postings: words(postings),
@@ -187,6 +216,8 @@ export class KeySet {
   /** Per key: its stream count, then its stream indices; find() gives where a key's streams start. */
   readonly postings: Uint32Array;
   private readonly slotMask: number;
+  /** This set as the one part of a column pass. */
+  private readonly alone: readonly KeySet[] = [this];
   // The last hash, in fields rather than a returned pair: the probe loop allocates nothing.
   private h1 = 0;
   private h2 = 0;
@@ -224,6 +255,15 @@ export class KeySet {
     this.postings[p++] = streams.length;
     for (let i = 0; i < streams.length; i++) this.postings[p++] = streams[i]!;
     return p;
+  }
+
+  /**
+   * Loads the bloom word and the table slot the key at `at` would go to, and nothing else (what it read: so that the
+   * loads stay): a build warms a run of keys first, their cache misses overlapping, then inserts them.
+   */
+  warm(dv: DataView, at: number): number {
+    this.hash(dv, at);
+    return this.bloom[this.blockBase()]! ^ this.postingAt[this.h1 & this.slotMask]! ^ this.slots[(this.h1 & this.slotMask) * this.words]!;
   }
 
   private place(dv: DataView, at: number, posting: number): void {
@@ -267,74 +307,157 @@ export class KeySet {
   /**
    * find() over the `count` keys of a probe column at keysAt, keysAt + width, …, in passes over chunks of CHUNK keys,
    * so that the bloom filter's cache misses (a set whose filter is far larger than the cache) overlap instead of
-   * coming one a probe: each key's hashes (read from the column's lanes at lanesAt, 8 bytes a key, or computed here
-   * when lanesAt is -1), then one word of each key's block loaded and nothing else (the loads independent, so
-   * dozens in flight), then the blocks tested without a branch per word (in cache now), then the exact table for
-   * what passes. Answers how many keys some stream watches; columnHits holds them: (index, find()'s answer) pairs.
-   * docs/decisions/key-sets.md has the measurements.
+   * coming one a probe (KeySet.probeParts, this set its only part). Answers how many keys some stream watches;
+   * columnHits holds them: (index, find()'s answer, 0) triples.
    */
-  probeColumn(dv: DataView, keysAt: number, count: number, lanesAt: number): number {
-    const { width, words, seed, seed2, bloom, blockMask } = this;
-    // The module's array in a local: what the loop writes is then known to be a Uint32Array.
+  probeColumn(dv: DataView, keysAt: number, count: number, lanesAt: number, misses = false): number {
+    return KeySet.probeParts(this.alone, 0, dv, keysAt, count, lanesAt, misses);
+  }
+
+  /**
+   * The column pass over a set in 2^bits parts (one key set each, partOf(key, bits) holding a key): each key's part
+   * and hashes (from the column's lanes at lanesAt, 8 bytes a key, or computed here when lanesAt is -1), then one word
+   * of each key's block in its part's filter loaded and nothing else (the loads independent, so dozens in flight),
+   * then the blocks tested without a branch per word (in cache now), then the part's exact table for what passes.
+   * Answers how many keys some stream watches; columnHits holds them: (index, the part's find() answer, part)
+   * triples, in column order. docs/decisions/key-sets.md has the measurements.
+   */
+  static probeParts(
+    parts: readonly KeySet[],
+    bits: number,
+    dv: DataView,
+    keysAt: number,
+    count: number,
+    lanesAt: number,
+    misses = false,
+  ): number {
+    const { width, words } = parts[0]!;
+    // The module's arrays in locals: what the loop writes is then known to be a Uint32Array.
     let out = columnHits;
+    let missed = bloomMisses;
     let hits = 0;
+    let m2 = 0;
     for (let from = 0; from < count; from += CHUNK) {
       const m = Math.min(CHUNK, count - from);
-      if (lanesAt >= 0) {
-        for (let i = 0, o = lanesAt + from * 8; i < m; i++, o += 8) {
-          const h1 = seeded(dv.getInt32(o, true), seed);
-          chunkH1[i] = h1;
-          chunkH2[i] = dv.getInt32(o + 4, true) ^ seed2;
-          chunkBase[i] = ((Math.imul(h1, 0x9e3779b1) >>> 7) & blockMask) * 8;
+      for (let i = 0, at = keysAt + from * width, o = lanesAt + from * 8; i < m; i++, at += width, o += 8) {
+        const part = bits === 0 ? 0 : partOf(dv, at, bits);
+        const set = parts[part]!;
+        let h1: number;
+        if (lanesAt >= 0) {
+          h1 = seeded(dv.getInt32(o, true), set.seed);
+          chunkH2[i] = dv.getInt32(o + 4, true) ^ set.seed2;
+        } else {
+          h1 = seeded(lanes(dv, at, words), set.seed);
+          chunkH2[i] = lane2 ^ set.seed2;
         }
-      } else {
-        for (let i = 0, at = keysAt + from * width; i < m; i++, at += width) {
-          const h1 = seeded(lanes(dv, at, words), seed);
-          chunkH1[i] = h1;
-          chunkH2[i] = lane2 ^ seed2;
-          chunkBase[i] = ((Math.imul(h1, 0x9e3779b1) >>> 7) & blockMask) * 8;
-        }
+        chunkH1[i] = h1;
+        chunkPart[i] = part;
+        chunkBase[i] = ((Math.imul(h1, 0x9e3779b1) >>> 7) & set.blockMask) * 8;
       }
       let x = 0;
-      for (let i = 0; i < m; i++) x ^= bloom[chunkBase[i]!]!;
+      for (let i = 0; i < m; i++) x ^= parts[chunkPart[i]!]!.bloom[chunkBase[i]!]!;
       touched ^= x;
       let n = 0;
       for (let i = 0; i < m; i++) {
-        const h2 = chunkH2[i]!;
-        const base = chunkBase[i]!;
-        const pass =
-          (bloom[base]! >>> (Math.imul(h2, 0x47b6137b) >>> 27)) &
-          (bloom[base + 1]! >>> (Math.imul(h2, 0x44974d91) >>> 27)) &
-          (bloom[base + 2]! >>> (Math.imul(h2, 0x8824ad5b) >>> 27)) &
-          (bloom[base + 3]! >>> (Math.imul(h2, 0xa2b7289d) >>> 27)) &
-          (bloom[base + 4]! >>> (Math.imul(h2, 0x705495c7) >>> 27)) &
-          (bloom[base + 5]! >>> (Math.imul(h2, 0x2df1424b) >>> 27)) &
-          (bloom[base + 6]! >>> (Math.imul(h2, 0x9efc4947) >>> 27)) &
-          (bloom[base + 7]! >>> (Math.imul(h2, 0x5c6bfb31) >>> 27)) &
-          1;
         chunkPassed[n] = i;
-        n += pass;
+        n += blockPasses(parts[chunkPart[i]!]!.bloom, chunkBase[i]!, chunkH2[i]!);
       }
       for (let k = 0; k < n; k++) {
         const i = chunkPassed[k]!;
-        const p = this.inTable(chunkH1[i]!, dv, keysAt + (from + i) * width);
-        if (p === 0) continue;
-        if (2 * hits + 2 > out.length) {
+        const part = chunkPart[i]!;
+        const p = parts[part]!.inTable(chunkH1[i]!, dv, keysAt + (from + i) * width);
+        if (p === 0) {
+          if (!misses) continue;
+          if (m2 === missed.length) {
+            const grown = new Uint32Array(missed.length * 2);
+            grown.set(missed);
+            bloomMisses = missed = grown;
+          }
+          missed[m2++] = from + i;
+          continue;
+        }
+        if (3 * hits + 3 > out.length) {
           const grown = new Uint32Array(out.length * 2);
           grown.set(out);
           columnHits = out = grown;
         }
-        out[2 * hits] = from + i;
-        out[2 * hits + 1] = p;
+        out[3 * hits] = from + i;
+        out[3 * hits + 1] = p;
+        out[3 * hits + 2] = part;
         hits++;
       }
     }
+    bloomMissCount = m2;
     return hits;
   }
 
-  /** probeColumn()'s hits: (index of the key in the column, find()'s answer) pairs, valid until its next call. */
+  /**
+   * Sets the bloom bits of every key of `sets` in the filter of `parts` (each key in its part's: partOf), so that a
+   * column pass lets them through (a layered set's change layers: their keys then cost nothing on the keys no layer
+   * holds). Atomics.or: other threads set bits in the same shared words. The filter must be this process's memory
+   * (shared or not), never a view of the store's map: openBase and a worker's resolver copy a stored one. Bits only
+   * ever added: a key a layer no longer holds stays a false positive until the base is replaced.
+   */
+  static admit(parts: readonly KeySet[], bits: number, sets: readonly KeySet[]): void {
+    for (const s of sets) {
+      const dv = new DataView(s.slots.buffer, s.slots.byteOffset, s.slots.byteLength);
+      // A run of keys' blocks found and loaded first (their misses overlap: the base's filter is large), then set.
+      let m = 0;
+      const run = (): void => {
+        let x = 0;
+        for (let i = 0; i < m; i++) x ^= parts[chunkPart[i]!]!.bloom[chunkBase[i]!]!;
+        touched ^= x;
+        for (let i = 0; i < m; i++) {
+          const bloom = parts[chunkPart[i]!]!.bloom;
+          const base = chunkBase[i]!;
+          const h2 = chunkH2[i]!;
+          // Read first: once a thread has set a key's bits, another only reads them.
+          for (let w = 0; w < 8; w++) {
+            const bit = 1 << (Math.imul(h2, SALT[w]!) >>> 27);
+            if ((bloom[base + w]! & bit) === 0) Atomics.or(bloom, base + w, bit);
+          }
+        }
+        m = 0;
+      };
+      for (let slot = 0; slot < s.postingAt.length; slot++) {
+        if (s.postingAt[slot] === 0) continue;
+        const part = partOf(dv, slot * s.width, bits);
+        const set = parts[part]!;
+        const h1 = seeded(lanes(dv, slot * s.width, s.words), set.seed);
+        chunkPart[m] = part;
+        chunkH2[m] = lane2 ^ set.seed2;
+        chunkBase[m] = ((Math.imul(h1, 0x9e3779b1) >>> 7) & set.blockMask) * 8;
+        if (++m === CHUNK) run();
+      }
+      run();
+    }
+  }
+
+  /** The keys of the last column pass asked for `misses` that passed the bloom filter but are in no table: how many, and their indices (in column order). */
+  static get bloomMisses(): { count: number; indices: Uint32Array } {
+    return { count: bloomMissCount, indices: bloomMisses };
+  }
+
+  /** find() for a key whose two lanes are known (a column's): no hashing. */
+  findLanes(dv: DataView, at: number, lane1: number, l2: number): number {
+    const h1 = seeded(lane1, this.seed);
+    if (blockPasses(this.bloom, ((Math.imul(h1, 0x9e3779b1) >>> 7) & this.blockMask) * 8, l2 ^ this.seed2) === 0) return 0;
+    return this.inTable(h1, dv, at);
+  }
+
+  /** The column pass's hits: (index of the key in the column, find()'s answer, part) triples, valid until its next call. */
   get columnHits(): Uint32Array {
     return columnHits;
+  }
+
+  /** KeySet.admit into this set's filter. */
+  admit(sets: readonly KeySet[]): void {
+    KeySet.admit(this.alone, 0, sets);
+  }
+
+  /** The array a column hit's answer points into: this set's postings (a set in parts: its part's). */
+  postingsOf(_part: number): Uint32Array {
+    return this.postings;
   }
 
   /** Whether the bloom filter lets the key through (for measuring its false positives). */

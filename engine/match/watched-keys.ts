@@ -1,5 +1,5 @@
-import { KeySet, allocKeySet, type KeySetData, type KeySetLayout } from './key-set.js';
-import { partOf } from './layered.js';
+import { KeySet, allocKeySet, partOf, type KeySetData, type KeySetLayout } from './key-set.js';
+import type { ChangeLayerData } from './layered.js';
 
 /**
  * The key set of a chain's watched addresses compiled from raw key bytes: each stored address written as its key
@@ -61,6 +61,8 @@ export interface AddressEntry {
   index: number;
   id: string;
   derived: Uint8Array;
+  /** Its stored addresses, as its record counts them: the pairs' arrays are made that size at once (no doubling). */
+  count?: number;
 }
 
 /** The key set of the entries' stored addresses (read by `read`) and derived keys, each key with every stream watching it. */
@@ -85,33 +87,21 @@ export function addressKeyParts(
   seed: number,
   partKeys = PART_KEYS,
 ): KeySetData[] {
-  const pairs = addressPairs(key, entries, read);
+  return pairParts(addressPairs(key, entries, read), seed, partKeys);
+}
+
+/** The pairs' keys as a stored base's parts (addressKeyParts), from pairs already read. */
+export function pairParts(pairs: KeyPairs, seed: number, partKeys = PART_KEYS): KeySetData[] {
   const bits = Math.max(0, Math.ceil(Math.log2(pairs.count / partKeys)));
-  const index = indexPairs(pairs, false);
-  const dv = new DataView(pairs.keys.buffer);
-  // Each distinct key's part, once (a read of the key each: not again for every part).
-  const partAt = new Uint8Array(index.head.length);
-  for (let slot = 0; slot < partAt.length; slot++) {
-    const j = index.head[slot]!;
-    if (j !== 0) partAt[slot] = partOf(dv, (j - 1) * pairs.width, bits);
-  }
-  return Array.from({ length: 2 ** bits }, (_, part) =>
-    fillPairs(
-      pairs,
-      index,
-      seed,
-      { load: 0.75, shared: false },
-      () => true,
-      (slot) => partAt[slot] === part,
-    ),
-  );
+  return fillParts(pairs, indexPairs(pairs, false), seed, { load: 0.75, shared: false }, EVERY, bits);
 }
 
 /** Keys per part of a stored base, at most (the table of 2^24 slots of 20 bytes: 320 MiB). */
 const PART_KEYS = 12_000_000;
 
 function addressPairs(key: AddressKey, entries: readonly AddressEntry[], read: AddressReader): KeyPairs {
-  const pairs = new KeyPairs(key.width);
+  const counted = entries.reduce((n, e) => n + (e.count ?? 0) + e.derived.length / key.width, 0);
+  const pairs = new KeyPairs(key.width, Math.max(1_024, counted));
   for (const e of entries) {
     read(e.id, (address) => {
       const at = pairs.next(e.index);
@@ -130,30 +120,35 @@ export const REMOVES = 0x8000_0000;
  * counts once. `layout.load` above 0.5 also shares one posting among the keys of one stream alone (a stored set).
  */
 export function keySetOfPairs(pairs: KeyPairs, seed: number, layout?: KeySetLayout): KeySetData {
-  return fillPairs(pairs, indexPairs(pairs, false), seed, layout, () => true);
+  return fillParts(pairs, indexPairs(pairs, false), seed, layout ?? {}, EVERY)[0]!;
 }
 
 /**
  * A change layer's two key sets from pairs in the order of the changes (a stream word with REMOVES for a removal):
  * per key and stream the last change counts, an add in `adds`, a removal in `removes`.
  */
-export function changeSetsOfPairs(pairs: KeyPairs, seed: number): { adds: KeySetData; removes: KeySetData } {
+export function changeSetsOfPairs(pairs: KeyPairs, seed: number): ChangeLayerData {
   const index = indexPairs(pairs, true);
   return {
-    adds: fillPairs(pairs, index, seed, {}, (w) => (w & REMOVES) === 0),
-    removes: fillPairs(pairs, index, seed, {}, (w) => (w & REMOVES) !== 0),
+    adds: fillParts(pairs, index, seed, {}, ADDS)[0]!,
+    removes: fillParts(pairs, index, seed, {}, REMOVALS)[0]!,
+    admitted: new Int32Array(new SharedArrayBuffer(4)),
   };
 }
 
-/** Distinct keys of the pairs: per table slot, 0 or 1 + the first pair of a key; per pair, 1 + the next pair of the same key and another stream, or 0. */
+/**
+ * Distinct keys of the pairs: per pair, whether it is the first of its key (a bit of `first`), and 1 + the next pair
+ * of the same key and another stream, or 0 (a pair neither first nor next of any: a repeat, dropped).
+ */
 interface PairIndex {
-  head: Uint32Array;
+  first: Uint32Array;
   next: Uint32Array;
 }
 
 /**
  * Finds the distinct keys through an open-addressing table of pair numbers over the flat key array, compared word by
- * word. A (key, stream) listed again is dropped, or with `last` takes the later pair's word (its change).
+ * word (the table dropped once done: 4 bytes a slot, two slots a pair). A (key, stream) listed again is dropped, or
+ * with `last` takes the later pair's word (its change).
  */
 function indexPairs(pairs: KeyPairs, last: boolean): PairIndex {
   const { width, count: n, streams } = pairs;
@@ -164,84 +159,130 @@ function indexPairs(pairs: KeyPairs, last: boolean): PairIndex {
   const mask = capacity - 1;
   const head = new Uint32Array(capacity);
   const next = new Uint32Array(n);
-  for (let i = 0; i < n; i++) {
-    const at = i * words;
-    let h = 0x9e3779b9;
-    for (let w = 0; w < words; w++) h = Math.imul(h ^ kw[at + w]!, 0x85ebca6b) ^ (h >>> 15);
-    h = Math.imul(h ^ (h >>> 16), 0xc2b2ae35);
-    let slot = (h ^ (h >>> 13)) & mask;
-    for (;;) {
-      const j = head[slot]!;
-      if (j === 0) {
-        head[slot] = i + 1;
-        break;
-      }
-      if (sameWords(kw, (j - 1) * words, at, words)) {
-        const stream = streams[i]! & ~REMOVES;
-        let k = j;
-        for (; ; k = next[k - 1]!) if ((streams[k - 1]! & ~REMOVES) === stream || next[k - 1] === 0) break;
-        if ((streams[k - 1]! & ~REMOVES) === stream) {
-          if (last) streams[k - 1] = streams[i]!;
-        } else {
-          next[i] = next[j - 1]!;
-          next[j - 1] = i + 1;
+  const first = new Uint32Array(Math.ceil(n / 32));
+  const slots = new Uint32Array(WARM);
+  let warmed = 0;
+  for (let from = 0; from < n; from += WARM) {
+    const to = Math.min(n, from + WARM);
+    // The run's table slots found and loaded first (their misses in flight together), then each pair placed.
+    for (let i = from; i < to; i++) {
+      const at = i * words;
+      let h = 0x9e3779b9;
+      for (let w = 0; w < words; w++) h = Math.imul(h ^ kw[at + w]!, 0x85ebca6b) ^ (h >>> 15);
+      h = Math.imul(h ^ (h >>> 16), 0xc2b2ae35);
+      slots[i - from] = (h ^ (h >>> 13)) & mask;
+      warmed ^= head[slots[i - from]!]!;
+    }
+    for (let i = from; i < to; i++) {
+      const at = i * words;
+      for (let slot = slots[i - from]!; ; slot = (slot + 1) & mask) {
+        const j = head[slot]!;
+        if (j === 0) {
+          head[slot] = i + 1;
+          first[i >>> 5]! |= 1 << (i & 31);
+          break;
         }
-        break;
+        if (sameWords(kw, (j - 1) * words, at, words)) {
+          const stream = streams[i]! & ~REMOVES;
+          let k = j;
+          for (; ; k = next[k - 1]!) if ((streams[k - 1]! & ~REMOVES) === stream || next[k - 1] === 0) break;
+          if ((streams[k - 1]! & ~REMOVES) === stream) {
+            if (last) streams[k - 1] = streams[i]!;
+          } else {
+            next[i] = next[j - 1]!;
+            next[j - 1] = i + 1;
+          }
+          break;
+        }
       }
-      slot = (slot + 1) & mask;
     }
   }
-  return { head, next };
+  sink ^= warmed;
+  return { first, next };
 }
 
-/** The key set of the indexed keys (those whose index slots `inPart` takes) with the streams `wanted` (their words' low bits), keys with none left out. */
-function fillPairs(
+/** Keys warmed together before they are inserted (KeySet.warm), and where what the warming read goes. */
+const WARM = 32;
+let sink = 0;
+
+/** Which pairs' streams a key set takes: every pair's, the adds of a change layer, or its removals. */
+const EVERY = 0;
+const ADDS = 1;
+const REMOVALS = 2;
+type Wanted = typeof EVERY | typeof ADDS | typeof REMOVALS;
+
+const takes = (word: number, wanted: Wanted): boolean => wanted === EVERY || ((word & REMOVES) === 0) === (wanted === ADDS);
+
+/**
+ * The key sets of the indexed keys with the streams `wanted`, keys with none left out, in 2^bits parts (partOf: a
+ * stored base's). The pairs are read in their order (a stream's keys one after another, as they were read), twice:
+ * the sizes of each part, then the keys inserted into their part's set; only the sets' own slots and bloom blocks are
+ * touched at random. `layout.load` above 0.5 also shares one posting among the keys of one stream alone (a stored set).
+ */
+function fillParts(
   pairs: KeyPairs,
-  { head, next }: PairIndex,
+  { first, next }: PairIndex,
   seed: number,
-  layout: KeySetLayout = {},
-  wanted: (word: number) => boolean,
-  inPart: (slot: number) => boolean = () => true,
-): KeySetData {
-  const { width, streams } = pairs;
+  layout: KeySetLayout,
+  wanted: Wanted,
+  bits = 0,
+): KeySetData[] {
+  const { width, streams, count: n } = pairs;
   const sharing = (layout.load ?? 0.5) > 0.5;
-  // Sizes first: keys, postings (a stream alone on its keys: one posting shared by them when sharing).
-  let size = 0;
-  let postings = 0;
-  /** Per stream alone on some keys (sharing): the offset of its one posting, at the postings' start. */
-  const alone = new Map<number, number>();
-  for (let slot = 0; slot < head.length; slot++) {
-    let count = 0;
-    let first = 0;
-    if (head[slot] === 0 || !inPart(slot)) continue;
-    for (let k = head[slot]!; k !== 0; k = next[k - 1]!)
-      if (wanted(streams[k - 1]!)) {
-        if (count++ === 0) first = streams[k - 1]! & ~REMOVES;
-      }
-    if (count === 0) continue;
-    size++;
-    if (sharing && count === 1) {
-      if (!alone.has(first)) alone.set(first, alone.size * 2);
-    } else postings += 1 + count;
-  }
-  const data = allocKeySet(width, size, alone.size * 2 + postings, seed, layout);
-  const set = new KeySet(data);
-  for (const [stream, at] of alone) set.writePostings([stream], at);
-  let p = alone.size * 2;
-  const list: number[] = [];
+  const parts = 2 ** bits;
   const dv = new DataView(pairs.keys.buffer);
-  for (let slot = 0; slot < head.length; slot++) {
-    const j = head[slot]!;
-    if (j === 0 || !inPart(slot)) continue;
-    list.length = 0;
-    for (let k = j; k !== 0; k = next[k - 1]!) if (wanted(streams[k - 1]!)) list.push(streams[k - 1]! & ~REMOVES);
-    if (list.length === 0) continue;
-    if (sharing && list.length === 1) set.insertAt(dv, (j - 1) * width, alone.get(list[0]!)! + 1);
-    else {
-      if (list.length > 1) list.sort((a, b) => a - b);
-      p = set.insert(dv, (j - 1) * width, list, p);
+  let top = 0;
+  for (let i = 0; i < n; i++) top = Math.max(top, streams[i]! & ~REMOVES);
+  // Sizes first: keys, postings (a stream alone on its keys: one posting shared by them when sharing), per part.
+  const sizes = new Float64Array(parts);
+  const postings = new Float64Array(parts);
+  /** Per part and stream alone on some of its keys (sharing): 1 + the offset of its one posting, at the postings' start. */
+  const alone = new Float64Array(parts * (top + 1));
+  const alones = new Float64Array(parts);
+  for (let i = 0; i < n; i++) {
+    if ((first[i >>> 5]! & (1 << (i & 31))) === 0) continue;
+    let count = 0;
+    let one = 0;
+    for (let k = i + 1; k !== 0; k = next[k - 1]!) if (takes(streams[k - 1]!, wanted) && count++ === 0) one = streams[k - 1]! & ~REMOVES;
+    if (count === 0) continue;
+    const part = partOf(dv, i * width, bits);
+    sizes[part]!++;
+    if (sharing && count === 1) {
+      if (alone[part * (top + 1) + one] === 0) alone[part * (top + 1) + one] = 1 + 2 * alones[part]!++;
+    } else postings[part]! += 1 + count;
+  }
+  const data = Array.from({ length: parts }, (_, part) =>
+    allocKeySet(width, sizes[part]!, 2 * alones[part]! + postings[part]!, seed, layout),
+  );
+  const sets = data.map((d) => new KeySet(d));
+  const p = alones.map((a) => 2 * a);
+  for (let part = 0; part < parts; part++)
+    for (let s = 0; s <= top; s++) {
+      const at = alone[part * (top + 1) + s]!;
+      if (at !== 0) sets[part]!.writePostings([s], at - 1);
+    }
+  const list: number[] = [];
+  let warmed = 0;
+  for (let from = 0; from < n; from += WARM) {
+    const to = Math.min(n, from + WARM);
+    // The run's keys' bloom words and slots loaded first (misses in flight together), then each key inserted.
+    for (let i = from; i < to; i++)
+      if ((first[i >>> 5]! & (1 << (i & 31))) !== 0) warmed ^= sets[partOf(dv, i * width, bits)]!.warm(dv, i * width);
+    for (let i = from; i < to; i++) {
+      if ((first[i >>> 5]! & (1 << (i & 31))) === 0) continue;
+      list.length = 0;
+      for (let k = i + 1; k !== 0; k = next[k - 1]!) if (takes(streams[k - 1]!, wanted)) list.push(streams[k - 1]! & ~REMOVES);
+      if (list.length === 0) continue;
+      const part = partOf(dv, i * width, bits);
+      const set = sets[part]!;
+      if (sharing && list.length === 1) set.insertAt(dv, i * width, alone[part * (top + 1) + list[0]!]!);
+      else {
+        if (list.length > 1) list.sort((a, b) => a - b);
+        p[part] = set.insert(dv, i * width, list, p[part]!);
+      }
     }
   }
+  sink ^= warmed;
   return data;
 }
 

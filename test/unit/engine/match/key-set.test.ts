@@ -59,7 +59,7 @@ describe('KeySet', () => {
       expect(expected).toHaveLength(4_000);
       for (const at of [lanesAt, -1]) {
         const n = ks.probeColumn(view(column), 9, count, at);
-        const pairs = Array.from({ length: n }, (_, k) => [ks.columnHits[2 * k]!, ks.columnHits[2 * k + 1]!]);
+        const pairs = Array.from({ length: n }, (_, k) => [ks.columnHits[3 * k]!, ks.columnHits[3 * k + 1]!]);
         expect(pairs).toEqual(expected);
       }
     },
@@ -90,8 +90,8 @@ describe('KeySet', () => {
           for (let i = 0; i < probed.length; i++) writeKeyLanes(view(column), 9 + i * 20, 20, view(column), lanesAt + i * 8);
           const n = ks.probeColumn(view(column), 9, probed.length, withLanes ? lanesAt : -1);
           const got = Array.from({ length: n }, (_, k) => {
-            const p = ks.columnHits[2 * k + 1]!;
-            return [ks.columnHits[2 * k]!, ...ks.postings.subarray(p, p + ks.postings[p - 1]!)];
+            const p = ks.columnHits[3 * k + 1]!;
+            return [ks.columnHits[3 * k]!, ...ks.postings.subarray(p, p + ks.postings[p - 1]!)];
           });
           const expected = probed.flatMap((_, i) => {
             const s = plain.get(column.toString('hex', 9 + i * 20, 9 + (i + 1) * 20));

@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { decodeAddress } from '../../../../engine/bitcoin/address.js';
 import { bitcoinProbeMatch, buildBtcProbe, scriptKey } from '../../../../engine/bitcoin/probe.js';
 import { KeyPairs, REMOVES, changeSetsOfPairs, keySetOfPairs } from '../../../../engine/match/watched-keys.js';
-import { KeySet } from '../../../../engine/match/key-set.js';
-import { LayeredKeySet } from '../../../../engine/match/layered.js';
+import { KeySet, partOf, writeKeyLanes } from '../../../../engine/match/key-set.js';
+import { LayeredKeySet, PartedKeySet, eachHit, probeKeys, type ProbeKeys } from '../../../../engine/match/layered.js';
 import { blockFromCore, coreBlock200000v3 } from '../../../bitcoin-fixtures.js';
 
 /** Pairs of 32-byte keys: [key, stream word] in the order given (a change layer's: REMOVES for a removal). */
@@ -86,5 +87,111 @@ describe('a base with change layers over it', () => {
     const layered = new LayeredKeySet(before, [layer([[dice, 3]])]);
     expect(bitcoinProbeMatch(layered, probe)).toEqual(bitcoinProbeMatch(plain, probe));
     expect(bitcoinProbeMatch(layered, probe).get(3)!.length).toBeGreaterThan(bitcoinProbeMatch(before, probe).get(3)?.length ?? 0);
+  });
+});
+
+describe("a layered set's column pass", () => {
+  const hex = (k: Uint8Array): string => Buffer.from(k).toString('hex');
+  /** Pairs of 20-byte keys. */
+  const pairs20 = (list: ReadonlyArray<readonly [Uint8Array, number]>): KeyPairs => {
+    const p = new KeyPairs(20);
+    for (const [key, word] of list) p.keys.set(key, p.next(word >>> 0));
+    return p;
+  };
+  /** Each key's streams as find() answers them, sorted. */
+  const found = (set: ProbeKeys, dv: DataView, at: number): number[] => {
+    const p = set.find(dv, at);
+    return p === 0 ? [] : Array.from(set.postings.subarray(p, p + set.postings[p - 1]!)).sort((a, b) => a - b);
+  };
+  // A small key space (a key drawn often, by the base and the layers), strangers beside it.
+  const key = fc.uint8Array({ minLength: 20, maxLength: 20 });
+  const change = fc.tuple(fc.nat(39), fc.nat(5), fc.boolean());
+
+  it('answers for every key of a section what find() answers, and what a Map of the changes applied in order holds (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(key, { selector: hex, minLength: 40, maxLength: 40 }),
+        fc.array(fc.tuple(fc.nat(39), fc.nat(5)), { maxLength: 60 }),
+        fc.array(fc.array(change, { maxLength: 30 }), { maxLength: 3 }),
+        fc.integer({ min: 0, max: 3 }),
+        fc.array(fc.oneof(fc.nat(39), key), { maxLength: 200 }),
+        fc.boolean(),
+        (pool, base, layers, bits, probed, withLanes) => {
+          // The model: the base's streams per key, then each layer's changes in order (a stream's last change counts).
+          const model = new Map<string, Set<number>>();
+          const at = (k: Uint8Array): Set<number> => model.get(hex(k)) ?? model.set(hex(k), new Set()).get(hex(k))!;
+          for (const [k, s] of base) at(pool[k]!).add(s);
+          for (const l of layers) for (const [k, s, add] of l) add ? at(pool[k]!).add(s) : at(pool[k]!).delete(s);
+          // The base in 2^bits parts as a stored one is (partOf, dense), the layers as bases.ts builds them.
+          const parts = Array.from({ length: 2 ** bits }, (_, part) => {
+            const mine = base.filter(([k]) => partOf(new DataView(pool[k]!.buffer), 0, bits) === part);
+            return new KeySet(keySetOfPairs(pairs20(mine.map(([k, s]) => [pool[k]!, s] as const)), 11, { load: 0.75, shared: false }));
+          });
+          const set = new LayeredKeySet(
+            bits === 0 ? parts[0]! : new PartedKeySet(parts),
+            layers.map((l) => {
+              const { adds, removes } = changeSetsOfPairs(pairs20(l.map(([k, s, add]) => [pool[k]!, add ? s : s | REMOVES] as const)), 13);
+              return { adds: new KeySet(adds), removes: new KeySet(removes) };
+            }),
+          );
+          // The section: 9 bytes in (a column's header), the keys, then their lanes.
+          const keys = probed.map((p) => (typeof p === 'number' ? pool[p]! : p));
+          const column = Buffer.alloc(9 + keys.length * 28);
+          keys.forEach((k, i) => column.set(k, 9 + i * 20));
+          const dv = new DataView(column.buffer, column.byteOffset, column.byteLength);
+          const lanesAt = 9 + keys.length * 20;
+          for (let i = 0; i < keys.length; i++) writeKeyLanes(dv, 9 + i * 20, 20, dv, lanesAt + i * 8);
+          const got: Array<[number, number[]]> = [];
+          eachHit(set, dv, 9, keys.length, withLanes ? lanesAt : -1, (i, p, postings) =>
+            got.push([i, Array.from(postings.subarray(p, p + postings[p - 1]!)).sort((a, b) => a - b)]),
+          );
+          const byFind = keys.flatMap((_, i) => {
+            const s = found(set, dv, 9 + i * 20);
+            return s.length === 0 ? [] : [[i, s] as [number, number[]]];
+          });
+          const byModel = keys.flatMap((k, i) => {
+            const s = [...(model.get(hex(k)) ?? [])].sort((a, b) => a - b);
+            return s.length === 0 ? [] : [[i, s] as [number, number[]]];
+          });
+          expect(got).toEqual(byFind);
+          expect(got).toEqual(byModel);
+        },
+      ),
+      { numRuns: 400 },
+    );
+  });
+});
+
+describe("a change layer's keys in its base's filter", () => {
+  it('are let through once, by the first set laid over the base, and found by every later set over the same layer (another thread: its admitted flag shared)', () => {
+    const keys = Array.from({ length: 3_000 }, () => randomBytes(20));
+    const p = new KeyPairs(20);
+    for (const [i, k] of keys.entries())
+      if (i % 3 !== 0) {
+        const at = p.next(i % 5);
+        p.keys.set(k, at);
+      }
+    const base = keySetOfPairs(p, 17, { load: 0.75, shared: true });
+    const added = new KeyPairs(20);
+    for (const [i, k] of keys.entries())
+      if (i % 3 === 0) {
+        const at = added.next(9);
+        added.keys.set(k, at);
+      }
+    const layer = changeSetsOfPairs(added, 17);
+    const column = Buffer.concat(keys);
+    const dv = new DataView(column.buffer, column.byteOffset, column.byteLength);
+    const hitsOf = (set: ProbeKeys): number[] => {
+      const out: number[] = [];
+      eachHit(set, dv, 0, keys.length, -1, (i) => out.push(i));
+      return out;
+    };
+    const first = probeKeys({ base: [base], layers: [layer] });
+    expect(Atomics.load(layer.admitted!, 0)).toBe(1);
+    // The second set skips the admission: the bits the first set in the shared filter let the layer's keys through.
+    const second = probeKeys({ base: [base], layers: [layer] });
+    const all = keys.map((_, i) => i);
+    expect(hitsOf(first)).toEqual(all);
+    expect(hitsOf(second)).toEqual(all);
   });
 });
