@@ -283,13 +283,16 @@ function openEnvironment(path: string, migrate: boolean): Store {
         })
         .then(() => {});
     },
-    overlay: () =>
-      overlay({
-        ...store,
-        hexKeyed: (table) => HEX_KEYED_TABLES.has(table),
-        tableIndex: (table) => TABLE_INDEX.get(table)!,
-        write: (log, expect) => (writer ??= new StoreWriter(path, () => root.resetReadTxn())).write(log, expect),
-      }),
+    overlay: (opts) =>
+      overlay(
+        {
+          ...store,
+          hexKeyed: (table) => HEX_KEYED_TABLES.has(table),
+          tableIndex: (table) => TABLE_INDEX.get(table)!,
+          write: (log, expect) => (writer ??= new StoreWriter(path, () => root.resetReadTxn())).write(log, expect),
+        },
+        opts?.writeOnly,
+      ),
     copyTo: (dir, compact) => root.backup(dir, compact),
     close: async () => {
       await writer?.close();

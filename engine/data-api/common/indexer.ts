@@ -8,6 +8,7 @@ import type { ChainEvents } from '../../ingest/follow.js';
 import type { Logger } from '../../log.js';
 import type { Kv, KvOverlay, Table } from '../../ports.js';
 import { IndexedBlocks } from './indexed-blocks.js';
+import { WRITTEN_ONLY_TABLES } from '../tables.js';
 import { IndexWriter, takeBack, type Undo } from './index-writer.js';
 
 export { IndexWriter } from './index-writer.js';
@@ -127,6 +128,8 @@ export interface DataIndexerOptions {
    * its node saves a read and a saved key per write, which cost as much as the writes themselves.
    */
   nodeHead?(chain: string): number | undefined;
+  /** The tables no index reads while it builds, whose writes the overlay does not keep; default: the declared ones (WRITTEN_ONLY_TABLES). */
+  writeOnly?: ReadonlySet<Table>;
 }
 
 /** A chain's index writes not yet durable: the overlay they are built in, and the unit sealed last until durable. */
@@ -308,7 +311,16 @@ export class DataIndexer {
   private lane(chain: string): Lane {
     let lane = this.lanes.get(chain);
     if (lane === undefined)
-      this.lanes.set(chain, (lane = { kv: this.kv.overlay(), built: [], builtOn: undefined, inFlight: [], failed: undefined }));
+      this.lanes.set(
+        chain,
+        (lane = {
+          kv: this.kv.overlay({ writeOnly: this.opts.writeOnly ?? WRITTEN_ONLY_TABLES }),
+          built: [],
+          builtOn: undefined,
+          inFlight: [],
+          failed: undefined,
+        }),
+      );
     return lane;
   }
 

@@ -16,6 +16,7 @@ export const chainTables = {
   },
   contractLogs: {
     keys: 'hex',
+    writtenOnly: true,
     inPlace: true,
     chainKeys: ['{chain}/'],
     rows: [

@@ -17,6 +17,7 @@ export const transactionTables = {
   },
   addressTxs: {
     keys: 'hex',
+    writtenOnly: true,
     inPlace: true,
     chainKeys: ['tx/{chain}/', 'hist/{chain}/'],
     rows: [
