@@ -56,7 +56,7 @@ export function overlay(base: OverlayBase, writeOnly: ReadonlySet<Table> = new S
   const write = (table: Table, key: string | Uint8Array, bytes: Uint8Array | null): void => {
     const k = typeof key === 'string' ? key : Buffer.from(key.buffer, key.byteOffset, key.byteLength).toString('latin1');
     // Kept for no read: into the unit alone (a unit's writes are most of the young objects the collector copies).
-    if (writeOnly.has(table)) return void log.write(table, k, bytes);
+    if (writeOnly.has(table)) return void log.write(table, k, bytes, false);
     let writes = building.get(table);
     if (writes === undefined) building.set(table, (writes = new Map()));
     writes.set(k, log.write(table, k, bytes));
