@@ -124,17 +124,23 @@ class BlockActivity {
   }
 }
 
-function applyBlock(w: IndexWriter, block: IndexedBlock): void {
+/** Transactions written per step of a block (DataIndex.steps): a busy mainnet block's rows are some 5 ms of the event loop. */
+const STEP_TXS = 64;
+
+function* applyBlock(w: IndexWriter, block: IndexedBlock): Generator<void> {
   const { chain } = block;
   const all = block.transfers;
   const summaries = summarize(block.record, all);
+  if (summaries.length > STEP_TXS) yield;
   const transfers: Transfer[][] = summaries.map(() => []);
   for (const t of all) transfers[t.transactionIndex]?.push(t);
   const activity = new BlockActivity();
   /** Each native party's transactions of the block, in order: its `tx/` row. */
   const txs = new Map<string, Array<[number, 1]>>();
   // Transaction by transaction, so the activity rows' last moment is the block's last transaction of each address.
-  summaries.forEach((s, i) => {
+  for (let i = 0; i < summaries.length; i++) {
+    if (i > 0 && i % STEP_TXS === 0) yield;
+    const s = summaries[i]!;
     w.put('nativeTxs', hashKey(chain, s.hash), [s.blockNumber, s.index]);
     w.put('nativeTxs', summaryKey(chain, s.blockNumber, s.index), summaryRow(s));
     const at = txPosition(s.blockNumber, s.index);
@@ -157,12 +163,16 @@ function applyBlock(w: IndexWriter, block: IndexedBlock): void {
     // The rest of the history: its native parties have it in their `tx/` list.
     for (const a of new Set([...tokenParties, ...s.approvals.map((x) => x.owner)]))
       if (!native.has(a)) w.put('addressTxs', `${addressPrefix('hist', chain, a)}${at}`, 1);
-  });
+  }
+  if (summaries.length > STEP_TXS) yield;
   for (const [a, list] of txs) w.put('addressTxs', groupKey(addressPrefix('tx', chain, a), block.number), groupRow(list));
   activity.write(w, chain);
 }
 
 export const nativeTxIndex: DataIndex<void> = {
   name: 'native-transactions',
-  apply: (w, block) => applyBlock(w, block),
+  apply(w, block) {
+    for (const _ of applyBlock(w, block));
+  },
+  steps: (w, block) => applyBlock(w, block),
 };
