@@ -8,7 +8,6 @@ import type { ChainEvents } from '../../ingest/follow.js';
 import type { Logger } from '../../log.js';
 import type { Kv, KvOverlay, Table } from '../../ports.js';
 import { IndexedBlocks } from './indexed-blocks.js';
-import { WRITTEN_ONLY_TABLES } from '../tables.js';
 import { IndexWriter, takeBack, type Undo } from './index-writer.js';
 
 export { IndexWriter } from './index-writer.js';
@@ -133,7 +132,7 @@ export interface DataIndexerOptions {
    * its node saves a read and a saved key per write, which cost as much as the writes themselves.
    */
   nodeHead?(chain: string): number | undefined;
-  /** The tables no index reads while it builds, whose writes the overlay does not keep; default: the declared ones (WRITTEN_ONLY_TABLES). */
+  /** Tables no index reads while it builds, whose writes the overlay does not keep (the Data API's: WRITTEN_ONLY_TABLES); default none. */
   writeOnly?: ReadonlySet<Table>;
 }
 
@@ -319,7 +318,7 @@ export class DataIndexer {
       this.lanes.set(
         chain,
         (lane = {
-          kv: this.kv.overlay({ writeOnly: this.opts.writeOnly ?? WRITTEN_ONLY_TABLES }),
+          kv: this.kv.overlay({ writeOnly: this.opts.writeOnly ?? new Set() }),
           built: [],
           builtOn: undefined,
           inFlight: [],
