@@ -48,8 +48,9 @@ interface RangeOpts {
 }
 
 /**
- * Kv.range of a grouped list in its entries' keys: the rows of the blocks the bounds fall in are read whole (a
- * bound inside a block's row) and their entries outside the bounds left out; `limit` counts entries.
+ * Kv.range of a grouped list in its entries' keys: rows are read from where the first bound lies (a block's group
+ * row whole) to the row of the block the other bound falls in, and their entries outside the bounds left out;
+ * `limit` counts entries.
  */
 function groupedRange(kv: Kv, table: Table, prefixEnd: PrefixEnd, opts: RangeOpts): Array<Entry<unknown>> {
   const probe = opts.start ?? opts.end;
@@ -58,52 +59,60 @@ function groupedRange(kv: Kv, table: Table, prefixEnd: PrefixEnd, opts: RangeOpt
   if (end < 0 || (opts.start !== undefined && !opts.start.startsWith(prefix)) || (opts.end !== undefined && !opts.end.startsWith(prefix)))
     return kv.range(table, opts);
   const reverse = opts.reverse === true;
-  // A bound naming a block: every row of that block is read (its group row, and any per-entry rows after it).
-  const blockOf = (bound: string): number | undefined => {
-    const rest = bound.slice(prefix.length);
-    return BLOCK.test(rest) ? parseInt(rest.slice(0, 12), 16) : undefined;
+  const out: Array<Entry<unknown>> = [];
+  if (opts.limit === 0) return out;
+  /** The block a bound names (`prefix` + its number, then maybe `/` and an index), if it names one. */
+  const blockOf = (bound: string | undefined): number | undefined => {
+    const rest = bound?.slice(prefix.length);
+    return rest !== undefined && BLOCK.test(rest) ? parseInt(rest.slice(0, 12), 16) : undefined;
   };
-  const upTo = (bound: string | undefined): string | undefined => {
-    const n = bound === undefined ? undefined : blockOf(bound);
-    return n === undefined ? bound : `${prefix}${n12(n)}/\uffff`;
-  };
-  const downTo = (bound: string | undefined, exclusive: boolean): string | undefined => {
-    const n = bound === undefined ? undefined : blockOf(bound);
-    if (n === undefined) return bound;
-    if (!exclusive) return prefix + n12(n);
-    return n === 0 ? prefix : `${prefix}${n12(n - 1)}/\uffff`;
-  };
-  const start = reverse ? upTo(opts.start) : downTo(opts.start, false);
-  const stop = reverse ? downTo(opts.end, true) : upTo(opts.end);
   const inside = (key: string): boolean =>
     reverse
       ? (opts.start === undefined || key <= opts.start) && (opts.end === undefined || key > opts.end)
       : (opts.start === undefined || key >= opts.start) && (opts.end === undefined || key < opts.end);
-  const out: Array<Entry<unknown>> = [];
-  // Rows read a chunk at a time: each holds one entry at least, and only the two at the bounds may hold none inside.
-  const chunk = opts.limit === undefined ? undefined : opts.limit + 2;
-  let from = start;
+  /** The entries of a row inside the bounds, in the range's order, into `out`; true once `limit` is reached. */
+  const take = (row: Entry<unknown>): boolean => {
+    const rest = row.key.slice(prefix.length);
+    // A per-entry row (number/index) is its own entry; a group row (number) holds its block's.
+    const entries: Array<Entry<unknown>> =
+      rest.length === 12 ? groupEntries(row.value as GroupRow).map(([i, value]) => ({ key: `${row.key}/${i6(i)}`, value })) : [row];
+    if (reverse) entries.reverse();
+    for (const e of entries) {
+      if (!inside(e.key)) continue;
+      out.push(e);
+      if (opts.limit !== undefined && out.length >= opts.limit) return true;
+    }
+    return false;
+  };
+  // Where the rows are read from. Reversed: the bound itself (keys at or below it: its block's per-entry rows, then the
+  // block's group row, stored before them). Forward: a block's group row sorts before its per-entry rows, so it is
+  // read alone, and the rows from the bound on.
+  let from = opts.start;
+  const first = reverse ? undefined : blockOf(opts.start);
+  if (first !== undefined) {
+    const head = prefix + n12(first);
+    const group = kv.get<GroupRow>(table, head);
+    if (group !== undefined && take({ key: head, value: group })) return out;
+    from = opts.start!.length > head.length + 1 ? opts.start : `${head}/`;
+  }
+  // Where they end: past every row of the block the other bound names (its per-entry rows end below `/\uffff`);
+  // reversed, above the block before it.
+  const last = blockOf(opts.end);
+  const stop =
+    last === undefined ? opts.end : !reverse ? `${prefix}${n12(last)}/\uffff` : last === 0 ? prefix : `${prefix}${n12(last - 1)}/\uffff`;
   let skip: string | undefined;
   for (;;) {
+    // As many rows as entries are still wanted (each row holds one at least; only those at the bounds may hold none
+    // inside them), and the last row read before, read again and skipped: a merge reading an entry at a time
+    // (mergeRanges) reads a row for each, as it did when each entry was a row.
+    const chunk = opts.limit === undefined ? undefined : opts.limit - out.length + (skip === undefined ? 0 : 1);
     const rows = kv.range<unknown>(table, {
       ...(from === undefined ? {} : { start: from }),
       ...(stop === undefined ? {} : { end: stop }),
       ...(chunk === undefined ? {} : { limit: chunk }),
       reverse,
     });
-    for (const row of rows) {
-      if (row.key === skip) continue;
-      const rest = row.key.slice(prefix.length);
-      // A per-entry row (number/index) is its own entry; a group row (number) holds its block's.
-      const entries: Array<Entry<unknown>> =
-        rest.length === 12 ? groupEntries(row.value as GroupRow).map(([i, value]) => ({ key: `${row.key}/${i6(i)}`, value })) : [row];
-      if (reverse) entries.reverse();
-      for (const e of entries) {
-        if (!inside(e.key)) continue;
-        out.push(e);
-        if (opts.limit !== undefined && out.length >= opts.limit) return out;
-      }
-    }
+    for (const row of rows) if (row.key !== skip && take(row)) return out;
     if (chunk === undefined || rows.length < chunk) return out;
     // Went on from the last row read (skipped): `key + '\u0000'` is no bound in a hex-keyed table.
     from = skip = rows.at(-1)!.key;

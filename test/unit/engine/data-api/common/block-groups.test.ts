@@ -2,7 +2,7 @@ import { rmSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { groupedReads, regroup, type GroupRow } from '../../../../../engine/data-api/common/block-groups.js';
 import { contractListEnd } from '../../../../../engine/data-api/chain/index/logs.js';
-import { txListEnd } from '../../../../../engine/data-api/transactions/index/writer.js';
+import { nextPosition, txListEnd } from '../../../../../engine/data-api/transactions/index/writer.js';
 import { pos } from '../../../../../engine/evm/store.js';
 import { n12 } from '../../../../../engine/data-api/common/block-times.js';
 import type { Entry, Kv, Table } from '../../../../../engine/ports.js';
@@ -156,5 +156,28 @@ describe('lists kept a row per block', () => {
     const logBlock = entries.get(logs)!.find((e) => !KEPT.has(parseInt(e.key.slice(logs.prefix.length, logs.prefix.length + 12), 16)))!;
     const row = store.get<GroupRow>('contractLogs', logBlock.key.slice(0, logs.prefix.length + 12))!;
     expect(row.every((e) => Array.isArray(e) && typeof e[0] === 'number')).toBe(true);
+  });
+
+  it('read an entry at a time (a merge of lists), read about a row an entry, as the per-entry rows were', () => {
+    const list = LISTS[2]!;
+    let read = 0;
+    const counting = Object.create(store) as Kv;
+    counting.range = <T>(t: Table, o?: Parameters<Kv['range']>[1]): Array<Entry<T>> => {
+      const rows = store.range<T>(t, o);
+      read += rows.length;
+      return rows;
+    };
+    const kv = groupedReads(counting, list.table, list.prefixEnd);
+    const got: string[] = [];
+    for (let from: string | undefined = list.prefix; from !== undefined; ) {
+      const [e] = kv.range(list.table, { start: from, end: `${list.prefix}\uffff`, limit: 1 });
+      if (e === undefined) break;
+      got.push(e.key);
+      from = nextPosition(e.key.slice(list.prefix.length), false);
+      from = from === undefined ? undefined : list.prefix + from;
+    }
+    expect(got).toEqual(entries.get(list)!.map((e) => e.key));
+    // A row for each entry, and one more where the position asked lies past a block's last entry in its row.
+    expect(read).toBeLessThanOrEqual(got.length + new Set(got.map((k) => k.slice(0, list.prefix.length + 12))).size + 1);
   });
 });
