@@ -4,6 +4,7 @@ import type { TableDeclarations } from '../../common/tables.js';
 export const transactionTables = {
   nativeTxs: {
     keys: 'hex',
+    writtenOnly: true,
     inPlace: true,
     chainKeys: ['h/{chain}/', 's/{chain}/'],
     rows: [
