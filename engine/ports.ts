@@ -119,7 +119,16 @@ export interface Kv {
    * Writes kept in memory over the store, read back by the overlay's own reads (the store's otherwise), and
    * written with `seal` (storage/overlay.ts): a writer that reads what it wrote works outside any transaction.
    */
-  overlay(): KvOverlay;
+  overlay(opts?: OverlayOptions): KvOverlay;
+}
+
+export interface OverlayOptions {
+  /**
+   * Tables the overlay's writer never reads back (the Data API's indexes: the lists each block adds under keys of its
+   * own, `writtenOnly` in their declarations): their writes go to the unit and are not kept for reads, which then
+   * are refused (getRaw alone reads the store's bytes, as a key's first write saves them for a reorg).
+   */
+  writeOnly?: ReadonlySet<Table>;
 }
 
 /**

@@ -1,4 +1,5 @@
 import { Decoder, Encoder, ExtData, ExtensionCodec } from '@msgpack/msgpack';
+import { hexOf } from '../engine/evm/codec.js';
 
 /**
  * Every stored value is msgpack. A lower-case 0x hex string (an address, a hash, a topic, a quantity: most of
@@ -10,16 +11,6 @@ import { Decoder, Encoder, ExtData, ExtensionCodec } from '@msgpack/msgpack';
 const EVEN_HEX = 1;
 const ODD_HEX = 2;
 const HEX = /^0x[0-9a-f]*$/;
-
-/**
- * The bytes as hex digits. Most of a read's time goes to these strings (a transfer holds five), so the view is
- * read in place by Buffer's own hexSlice (what toString('hex') calls) rather than wrapped in a new Buffer first.
- */
-const hexSlice = (Buffer.prototype as unknown as { hexSlice?: (this: Uint8Array, start: number, end: number) => string }).hexSlice;
-const hexOf: (data: Uint8Array) => string =
-  hexSlice !== undefined
-    ? (data) => hexSlice.call(data, 0, data.length)
-    : (data) => Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('hex');
 
 const extensions = new ExtensionCodec();
 // Encoded by the string hook below, never from an object.

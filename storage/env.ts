@@ -9,7 +9,10 @@ import { hexKeyBytes, hexKeys, readHexKey } from './hex-keys.js';
 import { keyInPartition0 } from '../engine/delivery/records.js';
 import { marksPerEvent } from '../engine/match/block-events.js';
 import { walletTradeRows } from '../engine/data-api/nft/index/writer.js';
-import { repeatsTx } from '../engine/data-api/transactions/index/writer.js';
+import { repeatsTx, txListEnd } from '../engine/data-api/transactions/index/writer.js';
+import { contractListEnd } from '../engine/data-api/chain/index/logs.js';
+import { regroup } from '../engine/data-api/common/block-groups.js';
+import { blockKey } from '../engine/ingest/chain-store.js';
 import { overlay } from './overlay.js';
 import { StoreWriter } from './writer.js';
 
@@ -18,7 +21,7 @@ import { StoreWriter } from './writer.js';
  * formats: storage/README.md. Opened by the server and by the CLI at the same
  * time (LMDB is multi-process); a write by one is seen by the other's next read.
  */
-export const SCHEMA_VERSION = 12;
+export const SCHEMA_VERSION = 13;
 /** Store.mapped's threshold (storage/map-size.ts). */
 export { MAPPED_FROM };
 /**
@@ -35,9 +38,10 @@ export { MAPPED_FROM };
  * repeating its `tx/` list the migration drops (HIST_APART_SINCE); 11 logged no change of what streams watch
  * (`watchChanges`), which a kept watched set relies on (engine/match/stored-base.ts): the migration has nothing to
  * rewrite (a store before 12 keeps no set; one is built), and the mark keeps a chainpost of 11, which would change
- * addresses without logging them, off a store of 12.
+ * addresses without logging them, off a store of 12; 12 kept an address's `tx/` list and a contract's `a/` list of logs
+ * a row per entry, which the migration groups into a row per block (GROUPED_SINCE).
  */
-const MIGRATES = new Set([3, 4, 5, 6, 7, 8, 9, 10, 11]);
+const MIGRATES = new Set([3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
 /** The first version whose keys of HEX_KEYED_TABLES are in the hex-key encoding. */
 const HEX_KEYS_SINCE = 5;
 /** The first version whose delivery rows are keyed by partition (engine/delivery/records.ts keyInPartition0). */
@@ -48,6 +52,11 @@ const MARKS_PER_EVENT_SINCE = 9;
 const WALLET_TRADES_SINCE = 10;
 /** The first version whose `hist/` rows of addressTxs leave out its `tx/` list (engine/data-api/transactions/index/writer.ts repeatsTx). */
 const HIST_APART_SINCE = 11;
+/**
+ * The first version whose `tx/` lists (addressTxs) and `a/` lists (contractLogs) are a row per (list, block)
+ * (engine/data-api/common/block-groups.ts regroup).
+ */
+const GROUPED_SINCE = 13;
 /** The tables whose keys name a delivery partition since then. */
 const PARTITIONED_TABLES: readonly Table[] = ['history', 'deliveryLogs', 'counts', 'stats'];
 
@@ -274,13 +283,16 @@ function openEnvironment(path: string, migrate: boolean): Store {
         })
         .then(() => {});
     },
-    overlay: () =>
-      overlay({
-        ...store,
-        hexKeyed: (table) => HEX_KEYED_TABLES.has(table),
-        tableIndex: (table) => TABLE_INDEX.get(table)!,
-        write: (log, expect) => (writer ??= new StoreWriter(path, () => root.resetReadTxn())).write(log, expect),
-      }),
+    overlay: (opts) =>
+      overlay(
+        {
+          ...store,
+          hexKeyed: (table) => HEX_KEYED_TABLES.has(table),
+          tableIndex: (table) => TABLE_INDEX.get(table)!,
+          write: (log, expect) => (writer ??= new StoreWriter(path, () => root.resetReadTxn())).write(log, expect),
+        },
+        opts?.writeOnly,
+      ),
     copyTo: (dir, compact) => root.backup(dir, compact),
     close: async () => {
       await writer?.close();
@@ -310,8 +322,8 @@ function needsMigration(store: Store): boolean {
  * are rewritten (migrateHexKeys); then the delivery rows written before partitions (before version 8) move to
  * partition 0 (renameKeys); then a partition's marks row of a chain (before version 9) becomes a row per event
  * (splitRows); then each NFT trade (before version 10) gets its buyer's and seller's rows (addRows); then the
- * wallet history rows repeating an address's `tx/` list (before version 11) go (dropRows); then the mark of the
- * migration goes. A migration cut short goes on at the
+ * wallet history rows repeating an address's `tx/` list (before version 11) go (dropRows); then the `tx/` and `a/`
+ * lists become a row per block (before version 13: regroup); then the mark of the migration goes. A migration cut short goes on at the
  * next upgrade. `started` hears the version it starts from before the walk; undefined when nothing was to do.
  */
 export function upgradeSchema(store: Store, started: (from: number) => void = () => {}): SchemaUpgrade | undefined {
@@ -332,6 +344,13 @@ export function upgradeSchema(store: Store, started: (from: number) => void = ()
   if (from < WALLET_TRADES_SINCE)
     rewrittenKeys += addRows(store, 'nftTrades', 'contract/', (key, value) => walletTradeRows(store, key, value));
   if (from < HIST_APART_SINCE) rewrittenKeys += dropRows(store, 'addressTxs', 'hist/', (key) => repeatsTx(store, key));
+  if (from < GROUPED_SINCE) {
+    // Blocks with an undo row keep their rows as written: a reorg takes them back by their keys.
+    const undone = new Set(store.keys('indexUndo', {}));
+    const chainOf = (key: string, at: number): string => key.split('/')[at]!;
+    rewrittenKeys += regroup(store, 'addressTxs', 'tx/', txListEnd, (key, n) => undone.has(blockKey(chainOf(key, 1), n)));
+    rewrittenKeys += regroup(store, 'contractLogs', '', contractListEnd, (key, n) => undone.has(blockKey(chainOf(key, 0), n)));
+  }
   store.transact(() => store.remove('meta', MIGRATING));
   return { from, rewrittenKeys };
 }

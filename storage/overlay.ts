@@ -32,14 +32,18 @@ const refused = (what: string) => (): never => {
   throw new Error(`${what} inside a Kv overlay: its writes are sealed as one unit`);
 };
 
-export function overlay(base: OverlayBase): KvOverlay {
+export function overlay(base: OverlayBase, writeOnly: ReadonlySet<Table> = new Set()): KvOverlay {
   let building: Layer = new Map();
   let log = new WriteLog(base.tableIndex);
   /** Sealed layers not yet durable, oldest first. */
   const sealed: Layer[] = [];
 
+  const unread = (table: Table): void => {
+    if (writeOnly.has(table)) throw new Error(`${table} is written only in this overlay: its writes are not read back`);
+  };
   /** The latest write of a key: undefined when the overlay has none (read the store). */
   const written = (table: Table, key: string): Uint8Array | null | undefined => {
+    unread(table);
     const mine = building.get(table)?.get(key);
     if (mine !== undefined) return mine;
     for (let i = sealed.length - 1; i >= 0; i--) {
@@ -51,6 +55,8 @@ export function overlay(base: OverlayBase): KvOverlay {
   /** Logs a write for the writer thread, and keeps its bytes (a view of the log's) for the overlay's reads. */
   const write = (table: Table, key: string | Uint8Array, bytes: Uint8Array | null): void => {
     const k = typeof key === 'string' ? key : Buffer.from(key.buffer, key.byteOffset, key.byteLength).toString('latin1');
+    // Kept for no read: into the unit alone (a unit's writes are most of the young objects the collector copies).
+    if (writeOnly.has(table)) return void log.write(table, k, bytes, false);
     let writes = building.get(table);
     if (writes === undefined) building.set(table, (writes = new Map()));
     writes.set(k, log.write(table, k, bytes));
@@ -68,6 +74,7 @@ export function overlay(base: OverlayBase): KvOverlay {
     table: Table,
     opts: { start?: string; end?: string; reverse?: boolean },
   ): Array<{ key: string; bytes: Uint8Array | null; at: Buffer }> => {
+    unread(table);
     const layers = [...sealed, building].map((l) => l.get(table)).filter((w): w is Writes => w !== undefined && w.size > 0);
     if (layers.length === 0) return [];
     const latest = new Map<string, Uint8Array | null>();
@@ -95,6 +102,9 @@ export function overlay(base: OverlayBase): KvOverlay {
       return w === null ? undefined : unpack<T>(w);
     },
     getRaw(table, key) {
+      // A table written only: the store's bytes (what a key's first write saves for a reorg; each key of these tables
+      // is written by one block).
+      if (writeOnly.has(table)) return base.getRaw(table, key);
       const w = written(table, key);
       if (w === undefined) return base.getRaw(table, key);
       return w === null ? undefined : w;

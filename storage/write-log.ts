@@ -8,7 +8,8 @@ import type { Table } from '../engine/ports.js';
  *   u8 table · u16 key length · key · i32 value length (−1: removal) · value
  */
 export class WriteLog {
-  private bytes = Buffer.alloc(1 << 20);
+  // Unfilled: every byte below `used` is written before it is read, and nothing past it is read.
+  private bytes = Buffer.allocUnsafe(1 << 20);
   private view = new DataView(this.bytes.buffer, this.bytes.byteOffset, this.bytes.byteLength);
   private used = 0;
   /** Writes logged. */
@@ -16,8 +17,11 @@ export class WriteLog {
 
   constructor(private readonly tableIndex: (table: Table) => number) {}
 
-  /** Logs a write; answers a view of the value's bytes in the log (never written again). */
-  write(table: Table, key: string, value: Uint8Array | null): Uint8Array | null {
+  /**
+   * Logs a write; answers a view of the value's bytes in the log (never written again) when `kept` (a plain
+   * Uint8Array: a Buffer's subarray is a FastBuffer made in JavaScript, several times the cost).
+   */
+  write(table: Table, key: string, value: Uint8Array | null, kept = true): Uint8Array | null {
     // UTF-8 takes at most 3 bytes a UTF-16 unit.
     this.reserve(7 + key.length * 3 + (value?.byteLength ?? 0));
     const at = this.used;
@@ -27,15 +31,15 @@ export class WriteLog {
     let end = at + 3 + keyLength;
     this.view.setInt32(end, value === null ? -1 : value.byteLength, true);
     end += 4;
-    let kept: Uint8Array | null = null;
+    let view: Uint8Array | null = null;
     if (value !== null) {
       this.bytes.set(value, end);
-      kept = this.bytes.subarray(end, end + value.byteLength);
+      if (kept) view = new Uint8Array(this.bytes.buffer, this.bytes.byteOffset + end, value.byteLength);
       end += value.byteLength;
     }
     this.used = end;
     this.count++;
-    return kept;
+    return view;
   }
 
   /** A copy of what was logged, in a buffer of its own (to move to the thread). */
@@ -46,7 +50,7 @@ export class WriteLog {
   private reserve(size: number): void {
     if (this.used + size <= this.bytes.byteLength) return;
     // A new buffer: views handed out of the old one stay valid (it is kept by them and never written again).
-    const next = Buffer.alloc(Math.max(this.bytes.byteLength * 2, this.used + size));
+    const next = Buffer.allocUnsafe(Math.max(this.bytes.byteLength * 2, this.used + size));
     next.set(this.bytes.subarray(0, this.used));
     this.bytes = next;
     this.view = new DataView(next.buffer, next.byteOffset, next.byteLength);

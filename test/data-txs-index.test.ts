@@ -4,7 +4,15 @@ import { FIXTURE_BLOCKS, bundle } from './kit/fixtures.js';
 import { ServiceClock } from '../engine/clock.js';
 import { IndexWriter, DataIndexer, indexedBlock, type IndexedBlock } from '../engine/data-api/common/indexer.js';
 import { blockTimesIndex } from '../engine/data-api/chain/index/writer.js';
-import { activityKey, addressPrefix, nativeTxIndex, positionOf, type Activity } from '../engine/data-api/transactions/index/writer.js';
+import {
+  activityKey,
+  addressPrefix,
+  addressTxReads,
+  nativeTxIndex,
+  positionOf,
+  type Activity,
+} from '../engine/data-api/transactions/index/writer.js';
+import type { GroupRow } from '../engine/data-api/common/block-groups.js';
 import { summaryOf } from '../engine/data-api/transactions/source.js';
 import { addressPage } from '../engine/data-api/transactions/txs.js';
 import type { DataDeps } from '../engine/data-api/common/deps.js';
@@ -85,17 +93,17 @@ describe('the native transactions index over the mainnet fixture blocks', () => 
     const all = byAddress();
     expect(all.size).toBeGreaterThan(900);
     for (const [a, list] of all) {
-      const keys = store
+      const keys = addressTxReads(store)
         .range('addressTxs', { start: addressPrefix('tx', CHAIN, a), end: `${addressPrefix('tx', CHAIN, a)}\uffff` })
         .map((e) => positionOf(e.key));
       expect(keys, a).toEqual(list.map((s) => ({ block: s.block, index: s.index })));
       const row = store.get<Activity>('activity', activityKey(a, CHAIN))!;
       expect(row.txs, a).toBe(list.length);
     }
-    // No address beyond those: every `tx/` key is one of the scan's.
-    expect(store.count('addressTxs', { start: `tx/${CHAIN}/`, end: `tx/${CHAIN}/\uffff` })).toBe(
-      [...all.values()].reduce((n, l) => n + l.length, 0),
-    );
+    // No address beyond those: every `tx/` entry is one of the scan's, a row per (address, block).
+    const rows = store.range<GroupRow>('addressTxs', { start: `tx/${CHAIN}/`, end: `tx/${CHAIN}/\uffff` });
+    expect(rows.reduce((n, r) => n + r.value.length, 0)).toBe([...all.values()].reduce((n, l) => n + l.length, 0));
+    expect(rows.length).toBe(new Set(scanned.flatMap((s) => [...s.parties].map((a) => `${a}/${s.block}`))).size);
   });
 
   it('keeps a summary of every transaction, found by its hash, with its internal calls', () => {

@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { formatUnits, parseUnits, type Hex } from 'viem';
 import { startAnvil } from '../http/clients/anvil.js';
 import { SCHEMA_VERSION, openStore } from '../storage/env.js';
+import { readHexKey } from '../storage/hex-keys.js';
 import { deploy, publicClient, walletClient, mined, write } from './contracts.js';
 import { devnetApi } from './data-api.js';
 // The built binary: an older build's server and this one's, started on the same data as a user upgrades.
@@ -83,7 +84,7 @@ describe('a store written by layout version 5', () => {
   });
 
   it('is refused by the commands that would not migrate it, naming `chainpost serve`; read as nothing meanwhile', async () => {
-    expect(SCHEMA_VERSION).toBe(12);
+    expect(SCHEMA_VERSION).toBe(13);
     dir = fixtureStore();
     const commands = [
       ['keys', 'list'],
@@ -142,6 +143,20 @@ describe('a store written by layout version 5', () => {
     // Version 5 keys are text (their hex encoding came with the migration).
     const keys = [...raw.openDB<unknown, Buffer>({ name: 'addressTxs', keyEncoding: 'binary' }).getKeys()].map((k) => k.toString('utf8'));
     const repeated = keys.filter((k) => k.startsWith('hist/') && keys.includes(`tx/${k.slice('hist/'.length)}`)).length;
+    // The `tx/` and `a/` lists' rows, a row per entry, which the migration groups a row per block (before version 13),
+    // but for the blocks that have undo rows: all of this short devnet chain's, so its rows stay per entry and are
+    // read as they are (test/unit/engine/data-api/common/block-groups.test.ts groups some and reads both forms).
+    const textKeys = (name: string): string[] =>
+      [...raw.openDB<unknown, Buffer>({ name, keyEncoding: 'binary' }).getKeys()].map((k) => readHexKey(k, 0, k.length));
+    const undone = new Set(textKeys('indexUndo'));
+    const perEntry = [
+      ...textKeys('addressTxs')
+        .filter((k) => k.startsWith('tx/'))
+        .map((k) => k.split('/')),
+      ...textKeys('contractLogs')
+        .map((k) => k.split('/'))
+        .filter((p) => p[1] === 'a'),
+    ].filter((p) => p.length === 5 && !undone.has(`${p[p[0] === 'tx' ? 1 : 0]}/${p[3]}`)).length;
     await raw.close();
     expect(deliveryRows).toBeGreaterThan(0);
     expect(repeated).toBeGreaterThan(0);
@@ -157,7 +172,12 @@ describe('a store written by layout version 5', () => {
         from: 5,
         to: SCHEMA_VERSION,
       }),
-      expect.objectContaining({ msg: 'migrated the store', from: 5, to: SCHEMA_VERSION, rewrittenKeys: deliveryRows + repeated }),
+      expect.objectContaining({
+        msg: 'migrated the store',
+        from: 5,
+        to: SCHEMA_VERSION,
+        rewrittenKeys: deliveryRows + repeated + perEntry,
+      }),
     ]);
     for (const r of recorded) {
       const got = await ask(s, r.path, r.as === 'main' ? s.key : otherKey);

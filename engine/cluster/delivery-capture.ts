@@ -1,7 +1,7 @@
 import { type QueueMeta, queuePartition } from '../delivery/kv-queue.js';
 import { taggedPartition } from '../delivery/records.js';
 import type { StreamPartition, UnitCapture } from '../delivery/unit.js';
-import type { Entry, Kv, KvOverlay, Table } from '../ports.js';
+import type { Entry, Kv, KvOverlay, OverlayOptions, Table } from '../ports.js';
 import type { PendingUnit, RowWrite } from './partitions.js';
 
 /**
@@ -172,8 +172,8 @@ export class CapturingKv implements Kv {
     return this.inner.writeBehind(fn);
   }
 
-  overlay(): KvOverlay {
-    return this.inner.overlay();
+  overlay(opts?: OverlayOptions): KvOverlay {
+    return this.inner.overlay(opts);
   }
 }
 

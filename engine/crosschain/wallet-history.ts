@@ -7,7 +7,7 @@ import type { Chain } from '../chains/registry.js';
 import { headBounds, type BlockRangeQuery } from '../data-api/common/block-times.js';
 import type { DataDeps } from '../data-api/common/deps.js';
 import { blockNumber, bool, cursor, date, limit } from '../data-api/common/params.js';
-import { historyPrefixes, nextPosition, positionOf } from '../data-api/transactions/index/writer.js';
+import { addressTxReads, historyPrefixes, nextPosition, positionOf } from '../data-api/transactions/index/writer.js';
 import { mergeRanges } from '../page.js';
 import { feeWei, txItem } from '../data-api/transactions/item.js';
 import { blockHashes, caughtUp, logsOf, summaryAt } from '../data-api/transactions/source.js';
@@ -89,7 +89,7 @@ function evmList(
     if (bounds === null) return [];
     // Both lists of its history, newest first, from the position `after` names (a key of either: its number/index).
     const { rows } = mergeRanges<number>(
-      deps.kv,
+      addressTxReads(deps.kv),
       'addressTxs',
       historyPrefixes(chain.key, wallet),
       { ...bounds, reverse: true, step: nextPosition, ...(after === undefined ? {} : { after: after.split('/').slice(-2).join('/') }) },

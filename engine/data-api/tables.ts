@@ -34,6 +34,11 @@ export const DATA_API_TABLES: ReadonlyArray<readonly [DataApiTable, TableDeclara
   (group) => Object.entries(group) as Array<[DataApiTable, TableDeclaration]>,
 );
 
+/** The tables no index reads while the indexes build (`writtenOnly`): their overlay keeps none of their writes. */
+export const WRITTEN_ONLY_TABLES: ReadonlySet<DataApiTable> = new Set(
+  DATA_API_TABLES.filter(([, d]) => (d as TableDeclaration).writtenOnly === true).map(([t]) => t),
+);
+
 /**
  * Every key range the Data API's indexes hold of one chain, for clearing it (`chainpost devnet reset`), from each
  * table's `chainKeys`; the indexer's position (`indexState`) last, so a run cut short leaves the chain to be indexed again.

@@ -84,6 +84,16 @@ const KEY_INDEX: Record<string, number | undefined> = Object.assign(
   Object.create(null) as object,
   Object.fromEntries(KEYS.map((k, i) => [k, i])),
 );
+/**
+ * The bytes as hex digits, read in place by Buffer's own hexSlice (what toString('hex') calls) rather than copied
+ * into a new Buffer first: most of a record's decode, and of a stored value's read (storage/codec.ts), is these strings.
+ */
+const hexSlice = (Buffer.prototype as unknown as { hexSlice?: (this: Uint8Array, start: number, end: number) => string }).hexSlice;
+export const hexOf: (data: Uint8Array) => string =
+  hexSlice !== undefined
+    ? (data) => hexSlice.call(data, 0, data.length)
+    : (data) => Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('hex');
+
 const EXT_ODD_HEX = 1;
 const EXT_NUMBER = 2;
 
@@ -93,7 +103,7 @@ const extensions = new ExtensionCodec();
 extensions.register({
   type: EXT_ODD_HEX,
   encode: () => null,
-  decode: (data: Uint8Array) => new OddHex(`0x${Buffer.from(data).toString('hex').slice(1)}`),
+  decode: (data: Uint8Array) => new OddHex(`0x${hexOf(data).slice(1)}`),
 });
 // A JSON number that really is a number (a plain integer on the wire means a hex quantity).
 extensions.register({
@@ -376,7 +386,7 @@ export function decodeRpc<T>(bytes: Uint8Array): T {
 }
 
 function fromWire(v: unknown): unknown {
-  if (v instanceof Uint8Array) return `0x${Buffer.from(v).toString('hex')}`;
+  if (v instanceof Uint8Array) return `0x${hexOf(v)}`;
   if (v instanceof OddHex) return v.text;
   if (v instanceof JsonNumber) return v.value;
   if (typeof v === 'number' && Number.isInteger(v) && v >= 0) return `0x${v.toString(16)}`;
@@ -389,7 +399,10 @@ function fromWire(v: unknown): unknown {
       }
       return o;
     }
-    return (v[0] === ARR ? v.slice(1) : v).map(fromWire);
+    const from = v[0] === ARR ? 1 : 0;
+    const out = new Array<unknown>(v.length - from);
+    for (let i = from; i < v.length; i++) out[i - from] = fromWire(v[i]);
+    return out;
   }
   return v;
 }

@@ -11,7 +11,16 @@ import { pageBlocks } from '../common/pages.js';
 import type { PageBlock } from '../common/indexed-blocks.js';
 import { blockNumber, blockRange, cursor, evmAddress, hash32, limit, order } from '../common/params.js';
 import { pageAnswer } from '../common/answer-parts.js';
-import { byContract, byTopic0, contractEntryLog, topicEntryLog, type ContractEntry, type LogRow, type TopicEntry } from './index/logs.js';
+import {
+  byContract,
+  byTopic0,
+  contractEntryLog,
+  contractLogReads,
+  topicEntryLog,
+  type ContractEntry,
+  type LogRow,
+  type TopicEntry,
+} from './index/logs.js';
 
 /** GET /:address/logs and POST /:address/events: a contract's logs from the `contractLogs` rows (index/logs.ts). */
 
@@ -64,7 +73,7 @@ async function logPage(
     return log;
   };
   const filtered = rest.some((t) => t !== undefined);
-  const page = rangePage<unknown>(deps.kv, 'contractLogs', prefix, {
+  const page = rangePage<unknown>(contractLogReads(deps.kv), 'contractLogs', prefix, {
     // The query names the list (not the blocks its dates come to: a date past the head moves with each block).
     list: `${list} ${q.order} ${q.address} ${topics.join(',')} ${[q.from_block, q.to_block, q.from_date, q.to_date].join(',')}`,
     limit: q.limit,

@@ -61,6 +61,11 @@ export interface DataIndex<Prepared = unknown> {
   prepare?(blocks: readonly IndexedBlock[], kv: Kv): Promise<Prepared>;
   /** Writes this block's rows. Runs in the batch's write transaction: reads through `w` see the batch's writes. */
   apply(w: IndexWriter, block: IndexedBlock, prepared: Prepared): void;
+  /**
+   * apply in steps, for an index whose rows of a busy block take the event loop longest: the indexer runs each step
+   * in a turn of its own (apply runs them all at once).
+   */
+  steps?(w: IndexWriter, block: IndexedBlock, prepared: Prepared): Iterable<void>;
 }
 
 /** `indexState` row: the last block every index holds, and its hash. */
@@ -127,6 +132,8 @@ export interface DataIndexerOptions {
    * its node saves a read and a saved key per write, which cost as much as the writes themselves.
    */
   nodeHead?(chain: string): number | undefined;
+  /** Tables no index reads while it builds, whose writes the overlay does not keep (the Data API's: WRITTEN_ONLY_TABLES); default none. */
+  writeOnly?: ReadonlySet<Table>;
 }
 
 /** A chain's index writes not yet durable: the overlay they are built in, and the unit sealed last until durable. */
@@ -308,7 +315,16 @@ export class DataIndexer {
   private lane(chain: string): Lane {
     let lane = this.lanes.get(chain);
     if (lane === undefined)
-      this.lanes.set(chain, (lane = { kv: this.kv.overlay(), built: [], builtOn: undefined, inFlight: [], failed: undefined }));
+      this.lanes.set(
+        chain,
+        (lane = {
+          kv: this.kv.overlay({ writeOnly: this.opts.writeOnly ?? new Set() }),
+          built: [],
+          builtOn: undefined,
+          inFlight: [],
+          failed: undefined,
+        }),
+      );
     return lane;
   }
 
@@ -415,7 +431,9 @@ export class DataIndexer {
         const undo: Undo | null = block.number > head - UNDO_BLOCKS ? [] : null;
         const w = new IndexWriter(kv, undo);
         for (let i = 0; i < this.indexes.length; i++) {
-          this.indexes[i]!.apply(w, block, prepared[i]);
+          const index = this.indexes[i]!;
+          if (index.steps === undefined) index.apply(w, block, prepared[i]);
+          else for (const _ of index.steps(w, block, prepared[i])) await turn();
           await turn();
         }
         if (undo !== null) kv.put('indexUndo', blockKey(chain, block.number), { hash: block.hash, parent, undo } satisfies UndoRow);

@@ -20,6 +20,11 @@ export interface TableDeclaration {
    * `/` is a key prefix, any other is one key.
    */
   chainKeys: readonly string[];
+  /**
+   * No index reads the table while the indexes build (each block adds its rows under keys of its own, read by the
+   * Data API's answers alone): the indexes' overlay keeps no copy of its writes (Kv.overlay `writeOnly`).
+   */
+  writtenOnly?: true;
   /** The table's rows as storage/README.md lists them: the key and the value, in Markdown. */
   rows: ReadonlyArray<{ key: string; value: string }>;
 }

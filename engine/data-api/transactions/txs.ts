@@ -5,7 +5,7 @@ import type { BlockRecord } from '../../evm/record.js';
 import { mergedRangePage, rangePage } from '../../page.js';
 import type { DataDeps } from '../common/deps.js';
 import { blockRange, cursor, evmAddress, hash32, limit, order } from '../common/params.js';
-import { addressPrefix, historyPrefixes, nextPosition, positionOf, txPosition } from './index/writer.js';
+import { addressPrefix, addressTxReads, historyPrefixes, nextPosition, positionOf, txPosition } from './index/writer.js';
 import { blockSpan, spanBounds } from '../common/block-times.js';
 import { internalItem, internalTxAnswer, txAnswer, txItem, txVerboseAnswer, txWithLogsAnswer } from './item.js';
 import { pageAnswer } from '../common/answer-parts.js';
@@ -95,8 +95,8 @@ export async function addressPage(
   };
   const p =
     list === 'tx'
-      ? rangePage<number>(deps.kv, 'addressTxs', addressPrefix('tx', chain, q.address), page)
-      : mergedRangePage<number>(deps.kv, 'addressTxs', historyPrefixes(chain, q.address), { ...page, step: nextPosition });
+      ? rangePage<number>(addressTxReads(deps.kv), 'addressTxs', addressPrefix('tx', chain, q.address), page)
+      : mergedRangePage<number>(addressTxReads(deps.kv), 'addressTxs', historyPrefixes(chain, q.address), { ...page, step: nextPosition });
   const hashOf = blockHashes(deps, chain);
   const items = p.rows.map(({ key }) => {
     const { block, index } = positionOf(key);

@@ -82,29 +82,29 @@ describe('the schema version', () => {
     }
   };
 
-  for (const version of [3, 4, 5, 6, 7, 8, 9, 10, 11]) {
-    it(`refuses a version-${version} store to an open that would not migrate it, naming the command; its migrating writer marks it 12`, async () => {
+  for (const version of [3, 4, 5, 6, 7, 8, 9, 10, 11, 12]) {
+    it(`refuses a version-${version} store to an open that would not migrate it, naming the command; its migrating writer marks it 13`, async () => {
       dir = tempDir();
-      expect(SCHEMA_VERSION).toBe(12);
+      expect(SCHEMA_VERSION).toBe(13);
       expect(await reopen(version)).toMatch(
         new RegExp(
-          `holds schema version ${version}, which this chainpost migrates to version 12 when it starts on it: run \`chainpost serve\``,
+          `holds schema version ${version}, which this chainpost migrates to version 13 when it starts on it: run \`chainpost serve\``,
         ),
       );
       const s = openStore(dir, { migrate: true });
       expect(s.get('meta', 'schemaVersion')).toBe(version);
       upgradeSchema(s);
-      expect(s.get('meta', 'schemaVersion')).toBe(12);
+      expect(s.get('meta', 'schemaVersion')).toBe(13);
       expect(s.get('meta', 'migratingFrom')).toBeUndefined();
       await s.close();
-      expect(await reopen(12)).toBe(12);
+      expect(await reopen(13)).toBe(13);
     });
   }
 
-  for (const version of [2, 13]) {
+  for (const version of [2, 14]) {
     it(`refuses version ${version}, naming it`, async () => {
       dir = tempDir();
-      expect(await reopen(version)).toMatch(new RegExp(`holds schema version ${version}; this chainpost reads version 12`));
+      expect(await reopen(version)).toMatch(new RegExp(`holds schema version ${version}; this chainpost reads version 13`));
     });
   }
 });

@@ -132,7 +132,7 @@ describe('version 4 stores: text keys of the index tables', () => {
 
   it('migrates them at the upgrade: every key then reads, in order, once, and the store is marked this version', async () => {
     dir = tempDir();
-    expect(SCHEMA_VERSION).toBe(12);
+    expect(SCHEMA_VERSION).toBe(13);
     expect(HEX_KEYED_TABLES.has('addressTxs')).toBe(true);
     await version4();
     expect(() => openStore(dir)).toThrow(/holds schema version 4, which this chainpost migrates/);

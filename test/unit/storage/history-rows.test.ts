@@ -1,6 +1,6 @@
 import { rmSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { repeatsTx, txPosition } from '../../../engine/data-api/transactions/index/writer.js';
+import { addressTxReads, repeatsTx, txPosition } from '../../../engine/data-api/transactions/index/writer.js';
 import { dropRows, openStore, upgradeSchema } from '../../../storage/env.js';
 import { tempDir } from '../../helpers.js';
 
@@ -33,9 +33,21 @@ describe('wallet history rows at the upgrade to schema version 11', () => {
     });
     await old.close();
     const s = openStore(dir, { migrate: true });
-    expect(upgradeSchema(s)).toEqual({ from: 10, rewrittenKeys: 3 });
+    // 3 `hist/` rows dropped, then the 3 `tx/` rows grouped a row per (address, block) (schema version 13).
+    expect(upgradeSchema(s)).toEqual({ from: 10, rewrittenKeys: 6 });
     expect(s.keys('addressTxs', { start: 'hist/', end: 'hist/\uffff' })).toEqual(rest);
-    expect(s.keys('addressTxs', { start: 'tx/', end: 'tx/\uffff' })).toEqual(tx);
+    for (const w of [ALICE, BOB]) {
+      const prefix = `tx/${CHAIN}/${w}/`;
+      // A row per block, read as an entry per transaction.
+      expect(s.keys('addressTxs', { start: prefix, end: `${prefix}\uffff` })).toEqual([
+        ...new Set(tx.filter((k) => k.startsWith(prefix)).map((k) => k.slice(0, prefix.length + 12))),
+      ]);
+      expect(
+        addressTxReads(s)
+          .range('addressTxs', { start: prefix, end: `${prefix}\uffff` })
+          .map((e) => e.key),
+      ).toEqual(tx.filter((k) => k.startsWith(prefix)));
+    }
     // Walked again (a migration cut short), in batches of one: nothing is left to drop, every row is seen once.
     const seen: string[] = [];
     expect(dropRows(s, 'addressTxs', 'hist/', (key) => (seen.push(key), repeatsTx(s, key)), 1)).toBe(0);

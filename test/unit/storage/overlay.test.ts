@@ -128,4 +128,25 @@ describe('overlay', () => {
     expect(store.get('meta', 'e/row')).toBe('b');
     expect(o.get('meta', 'e/state')).toEqual({ n: 2 });
   });
+
+  it('writes a table it is told is written only into its unit, keeping no copy: reads of it are refused, getRaw reads the store', async () => {
+    store.transact(() => store.put('addressTxs', 'w/old', 1));
+    const o = store.overlay({ writeOnly: new Set(['addressTxs']) });
+    o.put('addressTxs', 'w/new', [1, 2]);
+    o.remove('addressTxs', 'w/old');
+    o.put('meta', 'w/kept', 'x');
+    expect(() => o.get('addressTxs', 'w/new')).toThrow(/addressTxs is written only/);
+    expect(() => o.has('addressTxs', 'w/old')).toThrow(/written only/);
+    expect(() => o.range('addressTxs', { start: 'w/', end: 'w/~' })).toThrow(/written only/);
+    expect(() => o.count('addressTxs', { start: 'w/', end: 'w/~' })).toThrow(/written only/);
+    // What a key's first write saves for a reorg: the store's bytes.
+    expect(o.getRaw('addressTxs', 'w/old')).toBeDefined();
+    expect(o.getRaw('addressTxs', 'w/new')).toBeUndefined();
+    expect(o.get('meta', 'w/kept')).toBe('x');
+    expect(o.unsealed).toBe(3);
+    expect(await o.seal()).toBe(true);
+    expect(store.get('addressTxs', 'w/new')).toEqual([1, 2]);
+    expect(store.has('addressTxs', 'w/old')).toBe(false);
+    expect(store.get('meta', 'w/kept')).toBe('x');
+  });
 });

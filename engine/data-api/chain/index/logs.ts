@@ -1,11 +1,13 @@
 import type { Kv } from '../../../ports.js';
 import { pos } from '../../../evm/store.js';
+import { groupedReads } from '../../common/block-groups.js';
 
 /**
  * Logs by emitting contract: `contractLogs` holds every log of every indexed
  * block under its contract and topic0 (`chain/t/address/topic0/number/logIndex`
- * → the log), and a key per log under its contract alone (`chain/a/address/
- * number/logIndex` → its topic0; the log itself when it has no topics), so a
+ * → the log), and under its contract alone a row per block (`chain/a/address/
+ * number` → each log's index and topic0, the log itself when it has no topics;
+ * read as an entry per log, `number/logIndex`: contractLogReads), so a
  * page of one event of a contract (a token's Transfers) reads its logs in the
  * page's range, and a page of all its logs a point read per log besides.
  * The rows stay when the block record is pruned. The row is the only stored
@@ -47,6 +49,20 @@ export interface LogRow {
 export const logRow = (v: StoredContractLog): LogRow => (Array.isArray(v) ? { tx: v[0], ti: v[1], topics: v[2], data: v[3] } : v);
 
 export const byContract = (chain: string, address: string): string => `${chain}/a/${address}/`;
+
+/**
+ * Where the prefix of a contract's `a/` list ends in a key of it (`chain/a/address/`), −1 for any other key: the
+ * list is kept a row per block (common/block-groups.ts groupedReads), `number → [[logIndex, entry], …]`.
+ */
+export function contractListEnd(key: string): number {
+  const chainEnd = key.indexOf('/');
+  if (chainEnd < 0 || !key.startsWith('a/', chainEnd + 1)) return -1;
+  const addressEnd = key.indexOf('/', chainEnd + 3);
+  return addressEnd < 0 ? -1 : addressEnd + 1;
+}
+
+/** `kv` reading each contract's `a/` list an entry per log (`chain/a/address/number/logIndex`). */
+export const contractLogReads = (kv: Kv): Kv => groupedReads(kv, 'contractLogs', contractListEnd);
 /** The key prefix of a contract's logs of one topic0 (`chain/t/address/topic0/`), each key number/logIndex → the log. */
 export const byTopic0 = (chain: string, address: string, topic0: string): string => `${chain}/t/${address}/${topic0}/`;
 

@@ -16,13 +16,14 @@ export const chainTables = {
   },
   contractLogs: {
     keys: 'hex',
+    writtenOnly: true,
     inPlace: true,
     chainKeys: ['{chain}/'],
     rows: [
       {
-        key: '`chain/a/contract/number (12 hex)/logIndex (6 hex)` (contract lower case)',
+        key: '`chain/a/contract/number (12 hex)` (contract lower case)',
         value:
-          "the log's topic0 (the log is its `t/` row); a log without topics: the log itself, `[tx, ti, topics, data]`. Rows written by schema version 5 or older hold every log here (a page of all a contract's logs then reads no `t/` row), in the form below or (before 2026-11-24) `{tx, ti, ts, topics, data}` (`ts` the block's timestamp): still read",
+          "`[[logIndex, entry], …]`: the contract's logs of the block, a row per (contract, block) since schema 13 (engine/data-api/common/block-groups.ts), read as one entry per log keyed `chain/a/contract/number/logIndex (6 hex)`. An entry is the log's topic0 (the log is its `t/` row); for a log without topics, the log itself, `[tx, ti, topics, data]`. Schema 12 and older kept a row per log (`chain/a/contract/number/logIndex` → the entry): the migration groups them, but for the blocks that still had an undo row, read as they are. Rows written by schema version 5 or older hold every log as its entry (a page of all a contract's logs then reads no `t/` row), in the form below or (before 2026-11-24) `{tx, ti, ts, topics, data}` (`ts` the block's timestamp): still read",
       },
       {
         key: '`chain/t/contract/topic0/number (12 hex)/logIndex (6 hex)`',

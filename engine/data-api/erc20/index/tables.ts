@@ -68,6 +68,7 @@ export const erc20Tables = {
   },
   erc20Wallet: {
     keys: 'hex',
+    writtenOnly: true,
     inPlace: true,
     chainKeys: ['{chain}/'],
     rows: [

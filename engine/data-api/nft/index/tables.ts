@@ -45,6 +45,7 @@ export const nftTables = {
   },
   nftRefs: {
     keys: 'hex',
+    writtenOnly: true,
     inPlace: true,
     chainKeys: ['block/{chain}/', 'contract/{chain}/', 'wallet/{chain}/', 'walletContract/{chain}/'],
     rows: [

@@ -4,6 +4,7 @@ import type { TableDeclarations } from '../../common/tables.js';
 export const transactionTables = {
   nativeTxs: {
     keys: 'hex',
+    writtenOnly: true,
     inPlace: true,
     chainKeys: ['h/{chain}/', 's/{chain}/'],
     rows: [
@@ -17,12 +18,14 @@ export const transactionTables = {
   },
   addressTxs: {
     keys: 'hex',
+    writtenOnly: true,
     inPlace: true,
     chainKeys: ['tx/{chain}/', 'hist/{chain}/'],
     rows: [
       {
-        key: '`tx/chain/address/number/index`',
-        value: '`1`: a transaction the address sent, received, created, or took part in by an internal call (GET /:address)',
+        key: '`tx/chain/address/number`',
+        value:
+          "`[index, …]`: the block's transactions the address sent, received, created, or took part in by an internal call, a row per (address, block) since schema 13 (engine/data-api/common/block-groups.ts), read as one entry per transaction keyed `tx/chain/address/number/index` (GET /:address). Schema 12 kept a row per transaction there (`1`): the migration groups them, but for the blocks that still had an undo row, read as they are",
       },
       {
         key: '`hist/chain/address/number/index`',

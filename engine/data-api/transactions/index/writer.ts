@@ -1,6 +1,7 @@
 import { pos, posAt, type Transfer } from '../../../evm/store.js';
 import type { Kv } from '../../../ports.js';
 import type { DataIndex, IndexedBlock, IndexWriter } from '../../common/indexer.js';
+import { groupedReads, groupKey, groupRow } from '../../common/block-groups.js';
 import { nativeParties, summarize, summaryRow } from './summary.js';
 
 /**
@@ -8,7 +9,9 @@ import { nativeParties, summarize, summaryRow } from './summary.js';
  *   nativeTxs   h/chain/hash                           [block number, index]: where a transaction is
  *               s/chain/number(12 hex)/index(6 hex)    SummaryRow (a TxSummary as a tuple): what its item shows, kept past pruning
  *               b/chain/number(12 hex)                 the block's timestamp (dates → blocks)
- *   addressTxs  tx/chain/address/number/index          a transaction the address sent, received, created or took part in by an internal call
+ *   addressTxs  tx/chain/address/number                the block's transactions the address sent, received, created or took part in
+ *                                                      by an internal call: a row per (address, block) (common/block-groups.ts), read as
+ *                                                      tx/chain/address/number/index entries (txListEnd)
  *               hist/chain/address/number/index        one of its history not in its tx/ list: it moved the address's tokens or NFTs or
  *                                                      approved for it (the wallet history is both lists, by position: historyPrefixes)
  *   activity    address/chain                          Activity: first and last transaction, counters
@@ -66,6 +69,20 @@ export function nextPosition(at: string, reverse: boolean): string | undefined {
 /** The largest index a position's six hex digits hold. */
 const MAX_INDEX = 0xff_ffff;
 
+/**
+ * Where the prefix of an address's `tx/` list ends in a key of it (`tx/chain/address/`), −1 for any other key: the
+ * list is kept a row per block (common/block-groups.ts groupedReads).
+ */
+export function txListEnd(key: string): number {
+  if (!key.startsWith('tx/')) return -1;
+  const chainEnd = key.indexOf('/', 3);
+  const addressEnd = chainEnd < 0 ? -1 : key.indexOf('/', chainEnd + 1);
+  return addressEnd < 0 ? -1 : addressEnd + 1;
+}
+
+/** `kv` reading each address's `tx/` list an entry per transaction (`tx/chain/address/number/index`). */
+export const addressTxReads = (kv: Kv): Kv => groupedReads(kv, 'addressTxs', txListEnd);
+
 /** Whether an `addressTxs` row is a `hist/` row repeating its address's `tx/` row (as before schema version 11): the upgrade drops it. */
 export const repeatsTx = (kv: Pick<Kv, 'has'>, key: string): boolean =>
   key.startsWith('hist/') && kv.has('addressTxs', `tx/${key.slice('hist/'.length)}`);
@@ -107,22 +124,32 @@ class BlockActivity {
   }
 }
 
-function applyBlock(w: IndexWriter, block: IndexedBlock): void {
+/** Transactions written per step of a block (DataIndex.steps): a busy mainnet block's rows are some 5 ms of the event loop. */
+const STEP_TXS = 64;
+
+function* applyBlock(w: IndexWriter, block: IndexedBlock): Generator<void> {
   const { chain } = block;
   const all = block.transfers;
   const summaries = summarize(block.record, all);
+  if (summaries.length > STEP_TXS) yield;
   const transfers: Transfer[][] = summaries.map(() => []);
   for (const t of all) transfers[t.transactionIndex]?.push(t);
   const activity = new BlockActivity();
+  /** Each native party's transactions of the block, in order: its `tx/` row. */
+  const txs = new Map<string, Array<[number, 1]>>();
   // Transaction by transaction, so the activity rows' last moment is the block's last transaction of each address.
-  summaries.forEach((s, i) => {
+  for (let i = 0; i < summaries.length; i++) {
+    if (i > 0 && i % STEP_TXS === 0) yield;
+    const s = summaries[i]!;
     w.put('nativeTxs', hashKey(chain, s.hash), [s.blockNumber, s.index]);
     w.put('nativeTxs', summaryKey(chain, s.blockNumber, s.index), summaryRow(s));
     const at = txPosition(s.blockNumber, s.index);
     const moment: Moment = [s.blockNumber, s.index, s.timestamp];
     const native = nativeParties(s);
     for (const a of native) {
-      w.put('addressTxs', `${addressPrefix('tx', chain, a)}${at}`, 1);
+      const list = txs.get(a);
+      if (list === undefined) txs.set(a, [[s.index, 1]]);
+      else list.push([s.index, 1]);
       activity.touch(a, moment, 'txs');
     }
     const tokenParties = new Set<string>();
@@ -136,11 +163,16 @@ function applyBlock(w: IndexWriter, block: IndexedBlock): void {
     // The rest of the history: its native parties have it in their `tx/` list.
     for (const a of new Set([...tokenParties, ...s.approvals.map((x) => x.owner)]))
       if (!native.has(a)) w.put('addressTxs', `${addressPrefix('hist', chain, a)}${at}`, 1);
-  });
+  }
+  if (summaries.length > STEP_TXS) yield;
+  for (const [a, list] of txs) w.put('addressTxs', groupKey(addressPrefix('tx', chain, a), block.number), groupRow(list));
   activity.write(w, chain);
 }
 
 export const nativeTxIndex: DataIndex<void> = {
   name: 'native-transactions',
-  apply: (w, block) => applyBlock(w, block),
+  apply(w, block) {
+    for (const _ of applyBlock(w, block));
+  },
+  steps: (w, block) => applyBlock(w, block),
 };

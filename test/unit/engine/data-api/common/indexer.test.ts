@@ -394,6 +394,28 @@ describe('DataIndexer', () => {
     expect(indexed()).toEqual(recomputed(0, 31));
   });
 
+  it("runs an index's steps each in a turn of its own: what the event loop had waiting runs between two steps", async () => {
+    store(0, 3, 0);
+    const seen: string[] = [];
+    const stepped: DataIndex = {
+      name: 'stepped',
+      apply() {
+        throw new Error('the indexer runs the steps');
+      },
+      *steps(_w, b) {
+        if (b.number !== 2) return;
+        setImmediate(() => seen.push('a turn'));
+        seen.push('step 1');
+        yield;
+        seen.push('step 2');
+      },
+    };
+    indexer = newIndexer(undefined, undefined, [stepped, senders]);
+    await build();
+    expect(seen).toEqual(['step 1', 'a turn', 'step 2']);
+    expect(indexed()).toEqual(recomputed(0, 3));
+  });
+
   it('makes reads wait for the block just stored, but not while the follower catches up with its node', async () => {
     store(0, 40, 0);
     indexer = newIndexer();
