@@ -12,6 +12,7 @@ import { walletTradeRows } from '../engine/data-api/nft/index/writer.js';
 import { repeatsTx, txListEnd } from '../engine/data-api/transactions/index/writer.js';
 import { contractListEnd } from '../engine/data-api/chain/index/logs.js';
 import { regroup } from '../engine/data-api/common/block-groups.js';
+import { inKeyBatches } from '../engine/key-batches.js';
 import { blockKey } from '../engine/ingest/chain-store.js';
 import { overlay } from './overlay.js';
 import { StoreWriter } from './writer.js';
@@ -395,33 +396,26 @@ export function migrateHexKeys(store: Store, table: Table, batch = 10_000): numb
 }
 
 /**
- * Moves each key of a table that `rename` answers a new one for there, with its bytes, `batch` per transaction; a
+ * Moves each key of a table that `rename` answers a new one for there, with its bytes, in batches (inKeyBatches); a
  * run cut short is finished by the next (`rename` answers nothing for a key moved already). Returns how many it moved.
  */
 export function renameKeys(store: Store, table: Table, rename: (key: string) => string | undefined, batch = 10_000): number {
-  let moved = 0;
-  let from: string | undefined;
-  for (;;) {
-    let seen = 0;
-    store.transact(() => {
-      const keys = store.keys(table, { ...(from === undefined ? {} : { start: from }), limit: batch });
-      seen = keys.length;
-      if (keys.length > 0) from = `${keys.at(-1)!}\u0000`;
-      for (const key of keys) {
-        const to = rename(key);
-        if (to === undefined) continue;
-        // A view of the read buffer: copied before the writes.
-        store.putRaw(table, to, Uint8Array.prototype.slice.call(store.getRaw(table, key)!));
-        store.remove(table, key);
-        moved++;
-      }
-    });
-    if (seen < batch) return moved;
-  }
+  return inKeyBatches(store, table, '', batch, (keys) => {
+    let moved = 0;
+    for (const key of keys) {
+      const to = rename(key);
+      if (to === undefined) continue;
+      // A view of the read buffer: copied before the writes.
+      store.putRaw(table, to, Uint8Array.prototype.slice.call(store.getRaw(table, key)!));
+      store.remove(table, key);
+      moved++;
+    }
+    return moved;
+  });
 }
 
 /**
- * Replaces each row of a table that `split` answers rows for with those rows, `batch` rows read per transaction; a run
+ * Replaces each row of a table that `split` answers rows for with those rows, in batches (inKeyBatches); a run
  * cut short is finished by the next (`split` answers nothing for a row of the new form). Returns how many rows it
  * replaced.
  */
@@ -431,32 +425,23 @@ export function splitRows(
   split: (key: string, value: unknown) => ReadonlyArray<readonly [string, unknown]> | undefined,
   batch = 100,
 ): number {
-  let replaced = 0;
-  let from: string | undefined;
-  for (;;) {
-    let seen = 0;
-    store.transact(() => {
-      // The rows first: writing while the cursor walks them would move it.
-      const rows = store.range(table, { ...(from === undefined ? {} : { start: from }), limit: batch });
-      seen = rows.length;
-      if (rows.length > 0) from = `${rows.at(-1)!.key}\u0000`;
-      for (const { key, value } of rows) {
-        const into = split(key, value);
-        if (into === undefined) continue;
-        store.remove(table, key);
-        for (const [k, v] of into) store.put(table, k, v);
-        replaced++;
-      }
-    });
-    if (seen < batch) return replaced;
-  }
+  return inKeyBatches(store, table, '', batch, (keys) => {
+    let replaced = 0;
+    for (const key of keys) {
+      const into = split(key, store.get(table, key));
+      if (into === undefined) continue;
+      store.remove(table, key);
+      for (const [k, v] of into) store.put(table, k, v);
+      replaced++;
+    }
+    return replaced;
+  });
 }
 
 /**
- * Adds the rows `more` answers for each row of a table under `prefix`, `batch` rows read per transaction; a run cut
- * short is finished by the next (`more` answers nothing for a row whose rows are there). Returns how many rows it
- * added rows for. Each batch starts at the last key of the previous one, read again and skipped: `key + '\u0000'`
- * is no bound in a hex-keyed table, where it would sort past the key's siblings.
+ * Adds the rows `more` answers for each row of a table under `prefix`, in batches (inKeyBatches); a run cut short is
+ * finished by the next (`more` answers nothing for a row whose rows are there). Returns how many rows it added rows
+ * for.
  */
 export function addRows(
   store: Store,
@@ -465,51 +450,32 @@ export function addRows(
   more: (key: string, value: unknown) => ReadonlyArray<readonly [string, unknown]> | undefined,
   batch = 1_000,
 ): number {
-  let added = 0;
-  let from: string | undefined;
-  for (;;) {
-    let seen = 0;
-    store.transact(() => {
-      const rows = store
-        .range(table, { start: from ?? prefix, end: `${prefix}\uffff`, limit: batch + (from === undefined ? 0 : 1) })
-        .filter((r) => r.key !== from);
-      seen = rows.length;
-      if (rows.length > 0) from = rows.at(-1)!.key;
-      for (const { key, value } of rows) {
-        const into = more(key, value);
-        if (into === undefined) continue;
-        for (const [k, v] of into) store.put(table, k, v);
-        added++;
-      }
-    });
-    if (seen < batch) return added;
-  }
+  return inKeyBatches(store, table, prefix, batch, (keys) => {
+    let added = 0;
+    for (const key of keys) {
+      const into = more(key, store.get(table, key));
+      if (into === undefined) continue;
+      for (const [k, v] of into) store.put(table, k, v);
+      added++;
+    }
+    return added;
+  });
 }
 
 /**
- * Removes the rows under `prefix` that `drop` names, `batch` keys per transaction; a run cut short is finished by the
- * next. Each batch starts at the last key of the previous one (removed or not), skipped if still there. Returns how
- * many it removed. A key an undo row names (a reorg's takeback) is removed then as a key that is no longer there.
+ * Removes the rows under `prefix` that `drop` names, in batches (inKeyBatches); a run cut short is finished by the
+ * next. Returns how many it removed. A key an undo row names (a reorg's takeback) is removed then as a key that is no longer there.
  */
 export function dropRows(store: Store, table: Table, prefix: string, drop: (key: string) => boolean, batch = 10_000): number {
-  let dropped = 0;
-  let from: string | undefined;
-  for (;;) {
-    let seen = 0;
-    store.transact(() => {
-      const keys = store
-        .keys(table, { start: from ?? prefix, end: `${prefix}\uffff`, limit: batch + (from === undefined ? 0 : 1) })
-        .filter((k) => k !== from);
-      seen = keys.length;
-      if (keys.length > 0) from = keys.at(-1);
-      for (const key of keys) {
-        if (!drop(key)) continue;
-        store.remove(table, key);
-        dropped++;
-      }
-    });
-    if (seen < batch) return dropped;
-  }
+  return inKeyBatches(store, table, prefix, batch, (keys) => {
+    let dropped = 0;
+    for (const key of keys) {
+      if (!drop(key)) continue;
+      store.remove(table, key);
+      dropped++;
+    }
+    return dropped;
+  });
 }
 
 /** Refuses a data directory written by another schema version rather than misreading it. */

@@ -1,3 +1,4 @@
+import { inKeyBatches } from '../../key-batches.js';
 import type { Entry, Kv, Table } from '../../ports.js';
 
 /**
@@ -134,39 +135,27 @@ export function regroup(
   kept: (key: string, number: number) => boolean,
   batch = 10_000,
 ): number {
-  let replaced = 0;
-  let from: string | undefined;
-  for (;;) {
-    let seen = 0;
-    kv.transact(() => {
-      // The keys first: writing while a cursor walks them would move it. Each batch starts at the previous one's
-      // last key (removed or kept), skipped: `key + '\u0000'` is no bound in a hex-keyed table.
-      const start = from ?? prefix;
-      const keys = kv
-        .keys(table, { ...(start === '' ? {} : { start }), end: `${prefix}\uffff`, limit: batch + (from === undefined ? 0 : 1) })
-        .filter((k) => k !== from);
-      seen = keys.length;
-      if (keys.length > 0) from = keys.at(-1);
-      const groups = new Map<string, Array<[number, unknown]>>();
-      for (const key of keys) {
-        const end = prefixEnd(key);
-        const rest = end < 0 ? '' : key.slice(end);
-        if (rest.length !== 19 || !BLOCK.test(rest)) continue;
-        const number = parseInt(rest.slice(0, 12), 16);
-        if (kept(key, number)) continue;
-        const group = key.slice(0, end + 12);
-        let entries = groups.get(group);
-        if (entries === undefined) groups.set(group, (entries = []));
-        entries.push([parseInt(rest.slice(13), 16), kv.get(table, key)]);
-        kv.remove(table, key);
-        replaced++;
-      }
-      for (const [group, entries] of groups) {
-        const had = kv.get<GroupRow>(table, group);
-        const all = had === undefined ? entries : [...groupEntries(had), ...entries].sort((a, b) => a[0] - b[0]);
-        kv.put(table, group, groupRow(all));
-      }
-    });
-    if (seen < batch) return replaced;
-  }
+  return inKeyBatches(kv, table, prefix, batch, (keys) => {
+    let replaced = 0;
+    const groups = new Map<string, Array<[number, unknown]>>();
+    for (const key of keys) {
+      const end = prefixEnd(key);
+      const rest = end < 0 ? '' : key.slice(end);
+      if (rest.length !== 19 || !BLOCK.test(rest)) continue;
+      const number = parseInt(rest.slice(0, 12), 16);
+      if (kept(key, number)) continue;
+      const group = key.slice(0, end + 12);
+      let entries = groups.get(group);
+      if (entries === undefined) groups.set(group, (entries = []));
+      entries.push([parseInt(rest.slice(13), 16), kv.get(table, key)]);
+      kv.remove(table, key);
+      replaced++;
+    }
+    for (const [group, entries] of groups) {
+      const had = kv.get<GroupRow>(table, group);
+      const all = had === undefined ? entries : [...groupEntries(had), ...entries].sort((a, b) => a[0] - b[0]);
+      kv.put(table, group, groupRow(all));
+    }
+    return replaced;
+  });
 }
