@@ -23,7 +23,6 @@ import { deliveryStreams } from '../engine/streams/delivery-streams.js';
 import { DELIVERY_TIMEOUT_MS } from '../engine/delivery/limits.js';
 import { TimerWheel } from '../engine/delivery/timer-wheel.js';
 import { MinHeap } from '../engine/heap.js';
-import { jsonLogger } from '../engine/log.js';
 import { systemTicker } from '../app/process.js';
 import type { Sender } from '../engine/ports.js';
 import { evm } from '../engine/evm/index.js';
@@ -35,6 +34,7 @@ import { startProcess } from '../test/kit/proc.js';
 import { TargetPolicy } from '../engine/net/targets.js';
 import { systemResolver } from '../http/clients/dns.js';
 import { percentile, printRows, report, sized } from './report.js';
+import { quietLog } from '../test/kit/quiet-log.js';
 
 /** The receivers here listen on 127.0.0.1. */
 const LOCAL_RECEIVERS = new TargetPolicy('allow', systemResolver);
@@ -116,11 +116,7 @@ async function deliverAll(
     kv: store,
     clock,
     sender: timed(sender, latencies),
-    log: jsonLogger(
-      () => {},
-      () => clock.now(),
-      'error',
-    ),
+    log: quietLog(() => clock.now()),
     streams: deliveryStreams(store),
     alertEmail: undefined,
     partitionOf: part,

@@ -31,7 +31,6 @@ import { ServiceClock } from '../engine/clock.js';
 import { EvmFollower } from '../engine/evm/follower.js';
 import { SolanaFollower } from '../engine/solana/follower.js';
 import { prepareSolanaBlock, solanaBlockStore, storedSolanaBlock, type PreparedSolanaBlock } from '../engine/solana/prepared.js';
-import { jsonLogger } from '../engine/log.js';
 import { jsonRpcUpstream } from '../http/clients/rpc.js';
 import { coreBlock200000v3 } from './bitcoin-fixtures.js';
 import { tempDir } from './helpers.js';
@@ -42,6 +41,7 @@ import { benchChain } from './kit/solana-rpc/bench.js';
 import { entryOf, fixtureBlockChain, fixtureTransaction, FIXTURE_TRANSACTIONS } from './kit/solana-rpc/fixtures.js';
 import { getBlockResponse } from './kit/solana-rpc/render.js';
 import { startSolanaRpc } from './kit/solana-rpc/server.js';
+import { quietLog } from './kit/quiet-log.js';
 
 /**
  * The chains' blocks on a cluster against a real nats-server: node A stores blocks by the commit path its follower
@@ -203,11 +203,7 @@ function publishing(publisher: BlockPublisher, family: ChainFamily) {
 }
 
 const clock = new ServiceClock(systemTicker, Date.now());
-const log = jsonLogger(
-  () => {},
-  () => clock.now(),
-  'error',
-);
+const log = quietLog(() => clock.now());
 
 async function lastSeq(node: Node): Promise<number> {
   return (await (await jetstreamManager(node.bus.nc)).streams.info(BLOCKS_STREAM)).state.last_seq;

@@ -3,8 +3,8 @@ import { connectBus, type BusConnection } from '../bus/connect.js';
 import { BusPartitionRequests, type BusPartitionRequestsParts } from '../bus/requests.js';
 import { NotHere, type PartitionRequest, type PartitionRequestHandler } from '../engine/streams/partition-requests.js';
 import { ApiError, notFound } from '../engine/errors.js';
-import { jsonLogger } from '../engine/log.js';
 import { onOwnNatsServer, type NatsServer } from './kit/nats-server.js';
+import { quietLog } from './kit/quiet-log.js';
 
 /**
  * A partition's work asked on any node and carried out by its owner, over a real nats-server (bus/requests.ts):
@@ -45,11 +45,7 @@ class Scene {
     };
     node.requests = new BusPartitionRequests({
       bus,
-      log: jsonLogger(
-        () => {},
-        () => Date.now(),
-        'error',
-      ),
+      log: quietLog(() => Date.now()),
       here: (p) => node.owned.has(p),
       position: (p) => node.positions.get(p) ?? 0,
       reached: async (p, seq) => void node.waited.push([p, seq]),

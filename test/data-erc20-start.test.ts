@@ -13,7 +13,6 @@ import { dataIndexes } from '../engine/data-api/indexes.js';
 import { chainReads } from '../engine/evm/chain-reads.js';
 import { EvmFollower } from '../engine/evm/follower.js';
 import { TokenMetadata } from '../engine/evm/token-metadata.js';
-import { jsonLogger } from '../engine/log.js';
 import { systemTicker } from '../app/process.js';
 import { startAnvil, type Anvil } from '../http/clients/anvil.js';
 import { jsonRpcUpstream } from '../http/clients/rpc.js';
@@ -22,6 +21,7 @@ import { workerPool } from '../app/worker-pool.js';
 import { DEV_ACCOUNTS, deploy, publicClient, write, type Deployed } from './contracts.js';
 import { counting } from './kit/counting-kv.js';
 import { tempDir } from './helpers.js';
+import { quietLog } from './kit/quiet-log.js';
 
 /**
  * The ERC-20 indexes started at a block after a token's creation, when the
@@ -85,11 +85,7 @@ beforeAll(async () => {
   dir = tempDir();
   store = openStore(dir);
   const clock = new ServiceClock(systemTicker, Date.now());
-  const log = jsonLogger(
-    () => {},
-    () => clock.now(),
-    'error',
-  );
+  const log = quietLog(() => clock.now());
   const base = chainReads(() => rpc);
   const reads = {
     ...base,

@@ -19,10 +19,10 @@ import type { DataDeps } from '../engine/data-api/common/deps.js';
 import { normalizeBlock } from '../engine/evm/record.js';
 import { writeBlock } from '../engine/evm/store.js';
 import { TokenMetadata } from '../engine/evm/token-metadata.js';
-import { jsonLogger } from '../engine/log.js';
 import { openStore, type Store } from '../storage/env.js';
 import { counting } from './kit/counting-kv.js';
 import { tempDir } from './helpers.js';
+import { quietLog } from './kit/quiet-log.js';
 
 /**
  * The native transactions index over the real mainnet fixture blocks (with their call traces), in a real
@@ -131,11 +131,7 @@ describe('the native transactions index over the mainnet fixture blocks', () => 
     const [address, list] = [...byAddress()].sort((a, b) => b[1].length - a[1].length)[0]!;
     expect(list.length).toBeGreaterThan(50);
     const c = counting(store);
-    const log = jsonLogger(
-      () => {},
-      () => 0,
-      'error',
-    );
+    const log = quietLog();
     const deps: DataDeps = {
       kv: c.kv,
       tokens: new TokenMetadata(store, async () => null),

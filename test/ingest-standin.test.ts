@@ -6,13 +6,13 @@ import { CATCH_UP_BATCH, EvmFollower } from '../engine/evm/follower.js';
 import type { ChainEvents } from '../engine/ingest/follow.js';
 import { normalizeBlock, type Json } from '../engine/evm/record.js';
 import { writeBlock } from '../engine/evm/store.js';
-import { jsonLogger } from '../engine/log.js';
 import { systemTicker } from '../app/process.js';
 import type { Table } from '../engine/ports.js';
 import { jsonRpcUpstream } from '../http/clients/rpc.js';
 import { openStore, type Store } from '../storage/env.js';
 import { workerPool } from '../app/worker-pool.js';
 import { startChainpost, stopAndClean, tempDir, until, type Running } from './helpers.js';
+import { quietLog } from './kit/quiet-log.js';
 
 /**
  * Catching up a chain of mainnet-size blocks from the bench's JSON-RPC
@@ -76,11 +76,7 @@ describe('a catch-up from the JSON-RPC stand-in', () => {
       pooled,
       clock,
       recorder,
-      jsonLogger(
-        () => {},
-        () => clock.now(),
-        'error',
-      ),
+      quietLog(() => clock.now()),
       { confirmations: 2, pollMs: 50, pool: pool.ingest },
     );
     await f.sync();

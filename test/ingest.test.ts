@@ -14,6 +14,7 @@ import { jsonRpcUpstream } from '../http/clients/rpc.js';
 import { openStore, type Store } from '../storage/env.js';
 import { workerPool } from '../app/worker-pool.js';
 import { tempDir, until } from './helpers.js';
+import { quietLog } from './kit/quiet-log.js';
 
 const ACCOUNT0 = '0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266';
 const ACCOUNT1 = '0x70997970c51812dc3a010c7d01b50e0d17dc79c8';
@@ -34,11 +35,7 @@ describe('EVM ingestion from a real anvil node', () => {
     reorged: (_c, from, to) => void events.push(`reorg ${from}-${to}`),
   };
   const clock = new ServiceClock(systemTicker, Date.now());
-  const log = jsonLogger(
-    () => {},
-    () => clock.now(),
-    'error',
-  );
+  const log = quietLog(() => clock.now());
   const follower = () => new EvmFollower('0x539', rpc, store, clock, recorder, log, { confirmations: 2, pollMs: 50, pool: pool.ingest });
   const send = (value: string) => rpc.call<string>('eth_sendTransaction', [{ from: ACCOUNT0, to: ACCOUNT1, value }]);
   const mine = (n = 1) => rpc.call('anvil_mine', [`0x${n.toString(16)}`]);

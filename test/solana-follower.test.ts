@@ -4,7 +4,6 @@ import { ServiceClock } from '../engine/clock.js';
 import { ConfigError, parseConfig } from '../engine/config/config.js';
 import { blockKey } from '../engine/ingest/chain-store.js';
 import type { ChainEvents } from '../engine/ingest/follow.js';
-import { jsonLogger } from '../engine/log.js';
 import { systemTicker } from '../app/process.js';
 import { SolanaFollower } from '../engine/solana/follower.js';
 import { jsonRpcUpstream } from '../http/clients/rpc.js';
@@ -15,6 +14,7 @@ import { Ledger, addressOf, keypair, solTransfer, type TxEntry } from './kit/sol
 import { SolanaChain } from './kit/solana-rpc/chain.js';
 import { startSolanaRpc, type SolanaRpc } from './kit/solana-rpc/server.js';
 import { startChainpost, stopAndClean, tempDir, until, type Running } from './helpers.js';
+import { quietLog } from './kit/quiet-log.js';
 
 // The server's worker pool: getBlock answers are prepared in its threads, as in the server.
 const pool = workerPool(tempDir(), 2);
@@ -36,11 +36,7 @@ describe('following a Solana node (the stand-in, built slots)', () => {
     confirmed: (_c, n, h) => void events.push(`confirmed ${n} ${h}`),
     reorged: (_c, from, to) => void events.push(`reorg ${from}-${to}`),
   };
-  const log = jsonLogger(
-    () => {},
-    () => Date.now(),
-    'error',
-  );
+  const log = quietLog(() => Date.now());
   const ledger = new Ledger();
   let txs = 0;
   /** A slot of one SOL transfer (each a new signature). */

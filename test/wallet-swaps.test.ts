@@ -19,12 +19,12 @@ import { analyticsQuery, SCAN, tokenAnalytics } from '../engine/data-api/scores/
 import { pos } from '../engine/evm/store.js';
 import { TokenMetadata } from '../engine/evm/token-metadata.js';
 import { blockKey } from '../engine/ingest/chain-store.js';
-import { jsonLogger } from '../engine/log.js';
 import type { Kv } from '../engine/ports.js';
 import { openStore, type Store } from '../storage/env.js';
 import { tempDir, until } from './helpers.js';
 import { decimalText, startPricedDevnet, times, type PricedDevnet, type Ratio } from './priced-devnet.js';
 import { noNode } from './kit/no-node.js';
+import { quietLog } from './kit/quiet-log.js';
 
 /**
  * The swap lists (GET /api/v2.2/wallets/:address/swaps, /erc20/:address/swaps, /pairs/:address/swaps) end to end on the priced devnet of test/priced-devnet.ts (Uniswap V2 and V3
@@ -594,11 +594,7 @@ describe('a busy token (the DEX tables written directly to a real store)', () =>
       store,
       [],
       clock,
-      jsonLogger(
-        () => {},
-        () => clock.now(),
-        'error',
-      ),
+      quietLog(() => clock.now()),
     );
     deps = {
       kv: counted(store),

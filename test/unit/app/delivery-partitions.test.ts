@@ -4,7 +4,7 @@ import { PartitionLink } from '../../../app/delivery.js';
 import type { PartitionLog, PartitionLogEvent } from '../../../engine/cluster/partition-log.js';
 import type { OwnerEvent } from '../../../engine/cluster/owners.js';
 import type { PendingUnit } from '../../../engine/cluster/partitions.js';
-import { jsonLogger } from '../../../engine/log.js';
+import { quietLog } from '../../kit/quiet-log.js';
 
 /**
  * How a cluster node's owners, partition log and dispatcher are wired (wireDeliveryPartitions): each event of one
@@ -46,11 +46,7 @@ function scene() {
     },
     link,
     ttlMs: 1_000,
-    logger: jsonLogger(
-      () => {},
-      () => 0,
-      'error',
-    ),
+    logger: quietLog(),
   });
   return {
     calls,

@@ -9,7 +9,6 @@ import { PartitionLost } from '../../../../engine/cluster/partition-log.js';
 import type { Dispatcher } from '../../../../engine/delivery/dispatcher.js';
 import type { EnqueueItem } from '../../../../engine/delivery/enqueue.js';
 import { unavailable } from '../../../../engine/errors.js';
-import { jsonLogger } from '../../../../engine/log.js';
 import type { StagedElsewhere } from '../../../../engine/match/lanes.js';
 import { FilterSets } from '../../../../engine/match/match-blocks.js';
 import { Watchlist } from '../../../../engine/match/watchlist.js';
@@ -23,6 +22,7 @@ import { bitcoinDefinition } from '../../../kit/bitcoin-stream.js';
 import { until } from '../../../helpers.js';
 import { startReceiver } from '../../../receiver.js';
 import { deliveryRig } from '../delivery/rig.js';
+import { quietLog } from '../../../kit/quiet-log.js';
 
 /**
  * The Bitcoin mempool's webhooks on a cluster node (docs/decisions/cluster.md, Part 2): the follower stages those of
@@ -96,11 +96,7 @@ async function engine(
     upstream,
     kv: store,
     clock,
-    log: jsonLogger(
-      () => {},
-      () => clock.now(),
-      'error',
-    ),
+    log: quietLog(() => clock.now()),
     watchlist,
     sets: new FilterSets(FAMILIES.matching),
     windows,

@@ -14,11 +14,11 @@ import { normalizeBlock } from '../../../../engine/evm/record.js';
 import { writeBlock } from '../../../../engine/evm/store.js';
 import { TokenMetadata } from '../../../../engine/evm/token-metadata.js';
 import type { FollowerStatus } from '../../../../engine/ingest/follow.js';
-import { jsonLogger } from '../../../../engine/log.js';
 import { openStore, type Store } from '../../../../storage/env.js';
 import { FIXTURE_BLOCKS, bundle } from '../../../kit/fixtures.js';
 import { tempDir } from '../../../helpers.js';
 import { noNode } from '../../../kit/no-node.js';
+import { quietLog } from '../../../kit/quiet-log.js';
 
 /**
  * A block read while the follower catches up with its node (the stored head ahead of the Data API's indexes, which
@@ -64,11 +64,7 @@ beforeEach(() => {
     store,
     dataIndexes({ reads: noNode, tokens }),
     clock,
-    jsonLogger(
-      () => {},
-      () => clock.now(),
-      'error',
-    ),
+    quietLog(() => clock.now()),
   );
   deps = {
     kv: store,

@@ -11,10 +11,10 @@ import { StreamHealth } from '../../../../engine/delivery/stream-health.js';
 import { StreamReads, type DeliveryStream, type DeliveryStreams } from '../../../../engine/delivery/stream-port.js';
 import { Units } from '../../../../engine/delivery/unit.js';
 import { summarize } from '../../../../engine/delivery/webhook.js';
-import { jsonLogger } from '../../../../engine/log.js';
 import type { Kv } from '../../../../engine/ports.js';
 import { openStore } from '../../../../storage/env.js';
 import { tempDir } from '../../../helpers.js';
+import { quietLog } from '../../../kit/quiet-log.js';
 
 export const T0 = Date.parse('2026-11-23T00:00:00Z');
 
@@ -86,11 +86,7 @@ export function deliveryParts(opts: { cap?: number; alertEmail?: string; wrap?: 
   const reads = new StreamReads(streams);
   const units = new Units(kv, queue, new RecordRows(kv, 1_000), rates, reads);
   const mails: Array<{ to: string; subject: string; text: string }> = [];
-  const log = jsonLogger(
-    () => {},
-    () => clock.now(),
-    'error',
-  );
+  const log = quietLog(() => clock.now());
   const alerts = new Alerts(units, clock, { send: async (m) => void mails.push(m) }, log, opts.alertEmail);
   const health = new StreamHealth(units, clock, alerts, queue.cap);
   const recorder = new AttemptRecorder(units, health, clock, log);

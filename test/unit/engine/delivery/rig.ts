@@ -7,7 +7,6 @@ import {
   type DispatcherOptions,
   type UnitCapture,
 } from '../../../../engine/delivery/dispatcher.js';
-import { jsonLogger } from '../../../../engine/log.js';
 import { systemTicker } from '../../../../app/process.js';
 import { TargetPolicy } from '../../../../engine/net/targets.js';
 import { deliveryStreams } from '../../../../engine/streams/delivery-streams.js';
@@ -16,6 +15,7 @@ import { systemResolver } from '../../../../http/clients/dns.js';
 import { undiciSender } from '../../../../http/clients/webhook.js';
 import { openStore, type Store } from '../../../../storage/env.js';
 import { tempDir } from '../../../helpers.js';
+import { quietLog } from '../../../kit/quiet-log.js';
 
 /**
  * What engine tests build streams on: a real LMDB store on a temp directory, the service clock from `start`, a
@@ -42,11 +42,7 @@ export function deliveryRig(
     kv,
     clock,
     sender,
-    log: jsonLogger(
-      () => {},
-      () => clock.now(),
-      'error',
-    ),
+    log: quietLog(() => clock.now()),
     streams: deliveryStreams(kv),
     alertEmail: undefined,
     awaitDeliveriesOnWake: true,

@@ -1,15 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { ServiceClock } from '../../../../engine/clock.js';
 import { SyncLoop } from '../../../../engine/ingest/follow.js';
-import { jsonLogger } from '../../../../engine/log.js';
 import { stillClock } from '../delivery/parts.js';
+import { quietLog } from '../../../kit/quiet-log.js';
 
-const quiet = (clock: ServiceClock) =>
-  jsonLogger(
-    () => {},
-    () => clock.now(),
-    'error',
-  );
+const quiet = (clock: ServiceClock) => quietLog(() => clock.now());
 
 describe('SyncLoop and where following ends', () => {
   it('syncs on each poll until the end date, then stops: the first wake-up from then on calls end once and runs no round', async () => {

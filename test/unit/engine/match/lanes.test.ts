@@ -3,7 +3,6 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ServiceClock } from '../../../../engine/clock.js';
 import type { Dispatcher } from '../../../../engine/delivery/dispatcher.js';
 import { blockKey } from '../../../../engine/ingest/chain-store.js';
-import { jsonLogger } from '../../../../engine/log.js';
 import { PARTITIONS } from '../../../../engine/cluster/partitions.js';
 import { blockEventLog, pendingEvents, stagedIn, type BlockEvent } from '../../../../engine/match/block-events.js';
 import { ChainLanes, LAG_BUDGETS, type StagedElsewhere } from '../../../../engine/match/lanes.js';
@@ -11,6 +10,7 @@ import type { CallBudget, MatchedBlock } from '../../../../engine/match/build.js
 import type { StoredStream } from '../../../../engine/streams/model.js';
 import { openStore } from '../../../../storage/env.js';
 import { tempDir, until } from '../../../helpers.js';
+import { quietLog } from '../../../kit/quiet-log.js';
 
 /**
  * The matcher's lanes over a real store: each build waits until the test lets it end, so a slow stream and a fast
@@ -58,11 +58,7 @@ describe('the lanes of a chain', () => {
       clock,
       dispatcher,
       build,
-      jsonLogger(
-        () => {},
-        () => clock.now(),
-        'error',
-      ),
+      quietLog(() => clock.now()),
       {
         stageChunk: 200,
         triggerBudgetMs: BUDGET_MS,

@@ -6,7 +6,6 @@ import { CapturingKv, DeliveryCapture } from '../../../../engine/cluster/deliver
 import { PARTITIONS, applyPartitionChange, partitionOf, takeBack, type PendingUnit } from '../../../../engine/cluster/partitions.js';
 import { streamKey, type Dispatcher } from '../../../../engine/delivery/dispatcher.js';
 import { blockKey } from '../../../../engine/ingest/chain-store.js';
-import { jsonLogger } from '../../../../engine/log.js';
 import { EventKind, blockEventLog, eventKey, pendingEvents } from '../../../../engine/match/block-events.js';
 import { NodeUnavailable, StreamMatcher, type BuildWebhook, type MatcherOptions } from '../../../../engine/match/matcher.js';
 import type { MatchPool } from '../../../../engine/match/ports.js';
@@ -22,6 +21,7 @@ import { startReceiver } from '../../../receiver.js';
 import { deliveryRig } from '../delivery/rig.js';
 import { counting } from '../../../kit/counting-kv.js';
 import type { ChainEvents } from '../../../../engine/ingest/follow.js';
+import { quietLog } from '../../../kit/quiet-log.js';
 
 /**
  * Matching per delivery partition over a real store: a chain's stored blocks and block events, streams spread over
@@ -131,11 +131,7 @@ describe('matching per partition', () => {
     }
   });
   const clock = new ServiceClock({ elapsedMs: () => 0, wake: () => () => {} }, T0);
-  const log = jsonLogger(
-    () => {},
-    () => clock.now(),
-    'error',
-  );
+  const log = quietLog(() => clock.now());
 
   /** A store holding the streams; `blocks` stores blocks (storeBlocks). */
   function chain() {
@@ -519,11 +515,7 @@ describe('matching per partition, captured', () => {
       });
       const blocks = (store: Store, seen: number[], confirm: number[] = []) => storeBlocks(store, seen, confirm, 100);
       const { watchlist, pool } = everyBlockMatches(streams);
-      const log = jsonLogger(
-        () => {},
-        () => rig.clock.now(),
-        'error',
-      );
+      const log = quietLog(() => rig.clock.now());
       const build: BuildWebhook = async (b) => payload(b.number);
       const opts = { retainEvents: 100 };
 

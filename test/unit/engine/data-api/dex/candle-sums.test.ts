@@ -9,10 +9,10 @@ import { DataIndexer, type IndexState } from '../../../../../engine/data-api/com
 import { candleKey, type CandleRow, type CandlesRow } from '../../../../../engine/data-api/dex/index/swap-candles.js';
 import { TokenMetadata } from '../../../../../engine/evm/token-metadata.js';
 import { ApiError } from '../../../../../engine/errors.js';
-import { jsonLogger } from '../../../../../engine/log.js';
 import { openStore, type Store } from '../../../../../storage/env.js';
 import { tempDir } from '../../../../helpers.js';
 import { noNode } from '../../../../kit/no-node.js';
+import { quietLog } from '../../../../kit/quiet-log.js';
 
 /**
  * GET /pairs/:address/ohlcv's sums of stored candles (engine/data-api/dex/candles.ts) on a real LMDB store holding
@@ -49,11 +49,7 @@ beforeAll(() => {
     store,
     [],
     clock,
-    jsonLogger(
-      () => {},
-      () => clock.now(),
-      'error',
-    ),
+    quietLog(() => clock.now()),
   );
   deps = { kv: store, tokens, reads: noNode, indexer, follower: () => undefined, pricing: () => PRICING };
   store.transact(() => {

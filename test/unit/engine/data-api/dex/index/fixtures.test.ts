@@ -18,10 +18,10 @@ import { poolAt, type MarkRow } from '../../../../../../engine/data-api/dex/inde
 import { normalizeBlock } from '../../../../../../engine/evm/record.js';
 import { pos, writeBlock } from '../../../../../../engine/evm/store.js';
 import { TokenMetadata } from '../../../../../../engine/evm/token-metadata.js';
-import { jsonLogger } from '../../../../../../engine/log.js';
 import { openStore, type Store } from '../../../../../../storage/env.js';
 import { tempDir } from '../../../../../helpers.js';
 import { noNode } from '../../../../../kit/no-node.js';
+import { quietLog } from '../../../../../kit/quiet-log.js';
 
 /**
  * The DEX index over the real mainnet blocks of test/fixtures (chainstorage bundles): every Uniswap V2 Sync/Swap
@@ -82,11 +82,7 @@ beforeAll(async () => {
     store,
     indexes,
     clock,
-    jsonLogger(
-      () => {},
-      () => clock.now(),
-      'error',
-    ),
+    quietLog(() => clock.now()),
   );
   const [v2Factory, v3Factory] = [mainnet.factories.find((f) => f.kind === 'v2')!, mainnet.factories.find((f) => f.kind === 'v3')!];
   const bundles = FIXTURE_BLOCKS.map((n) => bundle(n));

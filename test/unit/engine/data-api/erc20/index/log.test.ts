@@ -20,13 +20,13 @@ import { normalizeBlock } from '../../../../../../engine/evm/record.js';
 import { erc20TransferKey, writeBlock } from '../../../../../../engine/evm/store.js';
 import { TokenMetadata } from '../../../../../../engine/evm/token-metadata.js';
 import { blockKey } from '../../../../../../engine/ingest/chain-store.js';
-import { jsonLogger } from '../../../../../../engine/log.js';
 import { IN_PLACE_TABLES, openStore, type Store } from '../../../../../../storage/env.js';
 import { counting } from '../../../../../kit/counting-kv.js';
 import { tempDir } from '../../../../../helpers.js';
 import type { ContractLog, OldContractLog, TopicEntry } from '../../../../../../engine/data-api/chain/index/logs.js';
 import { groupEntries, type GroupRow } from '../../../../../../engine/data-api/common/block-groups.js';
 import { noNode } from '../../../../../kit/no-node.js';
+import { quietLog } from '../../../../../kit/quiet-log.js';
 
 /**
  * An ERC-20 transfer stored once, as its `contractLogs` row: the mainnet fixture blocks written as the follower
@@ -78,11 +78,7 @@ beforeAll(async () => {
     store,
     indexes,
     clock,
-    jsonLogger(
-      () => {},
-      () => clock.now(),
-      'error',
-    ),
+    quietLog(() => clock.now()),
   );
   deps = { kv: store, tokens: tokenMeta, reads: noNode, indexer, follower: () => undefined };
   for (const n of FIXTURE_BLOCKS) {
