@@ -60,6 +60,16 @@ function node(dir: string, opts: ConstructorParameters<typeof Bases>[1] = {}) {
   return { store, w, bases, wholes, change, create };
 }
 
+/** A node on a new store, its watchlist loaded, with these streams of that many addresses each (created in order). */
+async function started(streams: Record<string, number>, opts: ConstructorParameters<typeof Bases>[1] = {}) {
+  const dir = tempDir();
+  dirs.push(dir);
+  const a = node(dir, opts);
+  await a.w.load(a.store);
+  for (const [id, addresses] of Object.entries(streams)) a.create(id, addresses);
+  return { dir, a };
+}
+
 /** The ids of the streams the set says watch `address`, as the matcher hands them (an index of no stream: none). */
 const watchers = (c: CompiledChain, address: string): string[] =>
   [...new EvmFilterSet(c.filter).match(probeOf(address)).keys()].flatMap((i) => c.streams[i]?.id ?? []).sort();
@@ -71,12 +81,7 @@ const settled = async (bases: Bases): Promise<void> => {
 
 describe('the watched set kept in the store', () => {
   it('is compiled whole once and read in place at the next start, with the changes logged since laid over it', async () => {
-    const dir = tempDir();
-    dirs.push(dir);
-    const a = node(dir);
-    await a.w.load(a.store);
-    a.create('s1', 3_000);
-    a.create('s2', 10);
+    const { dir, a } = await started({ s1: 3_000, s2: 10 });
     const first = await a.w.compile('0x1');
     expect(a.wholes).toHaveLength(1);
     const header = readPointer(a.store, '0x1')!;
@@ -112,11 +117,7 @@ describe('the watched set kept in the store', () => {
   });
 
   it('leaves the previous version whole when a crash comes between the writes of a new one', async () => {
-    const dir = tempDir();
-    dirs.push(dir);
-    const a = node(dir);
-    await a.w.load(a.store);
-    a.create('s1', 3_000);
+    const { dir, a } = await started({ s1: 3_000 });
     await a.w.compile('0x1');
     const header = readPointer(a.store, '0x1')!;
     // A merge's new version written as writeBase writes it, the process dying at its second transaction.
@@ -148,11 +149,7 @@ describe('the watched set kept in the store', () => {
   });
 
   it('folds L0 into L1 past its bound and merges into a new base past its own, the old removed once no match task holds it', async () => {
-    const dir = tempDir();
-    dirs.push(dir);
-    const a = node(dir, { l0Keys: 5, mergeKeys: () => 20 });
-    await a.w.load(a.store);
-    a.create('s1', 3_000);
+    const { dir, a } = await started({ s1: 3_000 }, { l0Keys: 5, mergeKeys: () => 20 });
     await a.w.compile('0x1');
     const old = readPointer(a.store, '0x1')!.name;
     // A match task naming the old base runs through the merge.
@@ -182,12 +179,7 @@ describe('the watched set kept in the store', () => {
   });
 
   it('drops a removed stream, and compiles whole again a chain an existing stream with addresses moves onto', async () => {
-    const dir = tempDir();
-    dirs.push(dir);
-    const a = node(dir);
-    await a.w.load(a.store);
-    a.create('s1', 3_000);
-    a.create('s2', 3);
+    const { dir, a } = await started({ s1: 3_000, s2: 3 });
     await a.w.compile('0x1');
     a.store.transact(() => a.store.remove('streams', 't/s2'));
     a.w.removed('s2');
@@ -204,11 +196,7 @@ describe('the watched set kept in the store', () => {
   });
 
   it('drops the base of a chain a stream with addresses moves onto, its pointer with it: the next start compiles that chain whole', async () => {
-    const dir = tempDir();
-    dirs.push(dir);
-    const a = node(dir);
-    await a.w.load(a.store);
-    a.create('s1', 3_000);
+    const { dir, a } = await started({ s1: 3_000 });
     await a.w.compile('0x1');
     const old = readPointer(a.store, '0x1')!.name;
     // s2, on polygon with addresses, moves onto 0x1: the kept base does not hold them.
