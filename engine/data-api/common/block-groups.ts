@@ -33,6 +33,19 @@ export const groupEntries = (row: GroupRow): Array<[number, unknown]> => row.map
 /** Entries as a group row holds them (an entry of value `1` as its index alone). */
 export const groupRow = (entries: ReadonlyArray<readonly [number, unknown]>): GroupRow => entries.map(([i, v]) => (v === 1 ? i : [i, v]));
 
+/**
+ * One entry of a grouped list by its per-entry key's end `rest` (number/index): its own row (a block with an undo
+ * row, or a row written before grouping), else its block's group row. A point read where groupedReads serves ranges.
+ */
+export function groupedEntry<T>(kv: Pick<Kv, 'get'>, table: Table, prefix: string, rest: string): T | undefined {
+  const own = kv.get<T>(table, prefix + rest);
+  if (own !== undefined) return own;
+  const row = kv.get<GroupRow>(table, prefix + rest.slice(0, 12));
+  if (row === undefined) return undefined;
+  const index = parseInt(rest.slice(13), 16);
+  return groupEntries(row).find(([i]) => i === index)?.[1] as T | undefined;
+}
+
 /** `kv` whose ranges of `table` under a grouped list (`prefixEnd`) answer one entry per (block, index). */
 export function groupedReads(kv: Kv, table: Table, prefixEnd: PrefixEnd): Kv {
   const grouped = Object.create(kv) as Kv;

@@ -1,6 +1,6 @@
 import type { Kv } from '../../../ports.js';
 import { pos } from '../../../evm/store.js';
-import { groupedReads } from '../../common/block-groups.js';
+import { groupedEntry, groupedReads } from '../../common/block-groups.js';
 
 /**
  * Logs by emitting contract: `contractLogs` holds every log of every indexed
@@ -73,10 +73,13 @@ export function contractEntryLog(kv: Kv, chain: string, address: string, at: str
   return log === undefined || log === 0 ? undefined : logRow(log);
 }
 
-/** The log of a `t/` entry at `at`: its value, or (a store written by schema version 5 or older) the contract's `a/` entry. */
+/**
+ * The log of a `t/` entry at `at`: its value, or (a store written by schema version 5 or older) the contract's `a/`
+ * entry, in its own row or (grouped by the migration to schema 13) its block's.
+ */
 export function topicEntryLog(kv: Kv, chain: string, address: string, at: string, value: TopicEntry): LogRow | undefined {
   if (value !== 0) return logRow(value);
-  const old = kv.get<ContractEntry>('contractLogs', byContract(chain, address) + at);
+  const old = groupedEntry<ContractEntry>(kv, 'contractLogs', byContract(chain, address), at);
   return old === undefined || typeof old === 'string' ? undefined : logRow(old);
 }
 
