@@ -12,7 +12,8 @@ export default defineConfig({
     hookTimeout: 120_000,
     pool: 'forks',
     fileParallelism: false,
-    // The bench smoke runs, the only concurrent tests: two at a time on two cores.
+    // Every concurrent test two at a time on two cores: the bench smoke runs, and the lease and cluster cases of
+    // bus-leases, bus-nodes, bus-owners and cluster-chains.
     maxConcurrency: 2,
   },
 });

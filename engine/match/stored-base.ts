@@ -5,9 +5,9 @@ import { readKeySet, removeKeySet, writeKeySet, type MappedRead } from './stored
 
 /**
  * A chain's base: the key set of its watched addresses kept in the store (`watchedSets`) and read in place
- * (docs/decisions/watched-set.md). A version's arrays and header go under its own name in one write transaction,
- * then the chain's pointer to it in a transaction of its own, last: a crash between the two leaves the pointer on the
- * previous version, whole (the new one's rows, named by no pointer, are removed at the next start). The pointer says
+ * (docs/decisions/watched-set.md). A version goes under its own name: its header first, then each part's arrays
+ * in a write transaction of its own, then the chain's pointer to it in a transaction of its own, last: a crash before
+ * the pointer leaves it on the previous version, whole (the new one's rows, named by no pointer, are removed at the next start). The pointer says
  * the last change of the watch log (engine/streams/watch-log.ts) the version holds, and its streams in index order.
  */
 export interface BaseHeader {
