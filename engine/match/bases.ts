@@ -177,11 +177,14 @@ export class Bases {
     return { base: layers.data, layers: [...(layers.l1 === undefined ? [] : [layers.l1.layer]), l0], stored: layers.header.name };
   }
 
-  /** Keys told after the chain's L1 (or base): what its L0 holds, counted without building it. */
-  toldKeys(layers: ChainLayers): number {
+  /**
+   * Keys told after the chain's L1 (or base) to the streams `on` says list the chain: what its L0 holds, counted
+   * without building it (another chain's changes are not this chain's to fold).
+   */
+  toldKeys(layers: ChainLayers, on: (id: string) => boolean): number {
     const after = layers.l1?.upTo ?? layers.header.seq;
     let n = 0;
-    for (const t of this.told) if (t.seq > after) n += t.addresses.length;
+    for (const t of this.told) if (t.seq > after && on(t.id)) n += t.addresses.length;
     return n;
   }
 

@@ -148,7 +148,8 @@ export class Watchlist {
     if (bases === undefined) return;
     for (const c of s?.chainIds ?? []) {
       const layers = bases.of(c);
-      const due = layers === undefined ? undefined : bases.due(layers, bases.toldKeys(layers));
+      const listing = (other: string): boolean => this.streams.get(other)?.chainIds.includes(c) === true;
+      const due = layers === undefined ? undefined : bases.due(layers, bases.toldKeys(layers, listing));
       if (layers !== undefined && due !== undefined) this.background(bases, layers, c, due);
     }
   }

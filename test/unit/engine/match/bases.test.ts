@@ -148,6 +148,28 @@ describe('the watched set kept in the store', () => {
     await b.store.close();
   });
 
+  it("folds only the chain's own changes: a burst on another chain's stream builds no L1 of this one", async () => {
+    const { a } = await started({ s1: 3_000 }, { l0Keys: 5 });
+    await a.w.compile('0x1');
+    a.w.stream({ id: 's9', tenantId: 't', chainIds: ['0x89'], allAddresses: false, keys: { topic0: [] }, amountOfAddresses: 0 });
+    const burst = (id: string, from: number, n: number): void =>
+      a.change(
+        id,
+        true,
+        Array.from({ length: n }, (_, k) => hex(from + k)),
+      );
+    burst('s9', 700, 10);
+    // One address of its own, under the bound of 5: L0 holds it.
+    burst('s1', 800, 1);
+    await settled(a.bases);
+    expect(a.bases.of('0x1')!.l1).toBeUndefined();
+    // Past the bound with its own: folded.
+    burst('s1', 801, 9);
+    await settled(a.bases);
+    expect(a.bases.of('0x1')!.l1?.keys).toBe(10);
+    await a.store.close();
+  });
+
   it('folds L0 into L1 past its bound and merges into a new base past its own, the old removed once no match task holds it', async () => {
     const { dir, a } = await started({ s1: 3_000 }, { l0Keys: 5, mergeKeys: () => 20 });
     await a.w.compile('0x1');
