@@ -4,7 +4,7 @@ import type { FilterSetData } from './filter-set.js';
 import { addressKeyParts, addressKeySet, type AddressReader } from './watched-keys.js';
 import type { Kv } from '../ports.js';
 import { buildLayer, type LayerResult, type LayerTask } from './bases.js';
-import { partName, type LayeredSetData } from './layered.js';
+import { postable } from './layered.js';
 import { sharedCopy, writeBase } from './stored-base.js';
 import { watchSeq } from '../streams/watch-log.js';
 
@@ -36,12 +36,8 @@ export function compileHere(matching: Matchings, task: CompileTask, read: Addres
     task.entries.map((e) => e.id),
     parts,
   );
-  const refs = parts.map(({ slots: _s, postingAt: _p, postings: _q, ...rest }, i) => ({
-    ...rest,
-    bloom: sharedCopy(rest.bloom),
-    stored: partName(base.name, i),
-  }));
-  const set: LayeredSetData = { base: refs, layers: [], stored: base.name };
+  // Posted by ref (postable): each part's name and its bloom filter, copied into shared memory.
+  const set = postable({ base: parts.map((p) => ({ ...p, bloom: sharedCopy(p.bloom) })), layers: [], stored: base.name });
   return { ...m.compile(task.version, task.entries, task.seed, set), base };
 }
 
