@@ -38,7 +38,7 @@ export function buildLayer(kv: Pick<Kv, 'get' | 'range'>, key: AddressKey, task:
 }
 
 /** The numbering of a base's streams, then `appended`, then the `ids` not numbered yet (appended to a copy). */
-export function numbered(
+function numbered(
   header: BaseHeader,
   appended: readonly string[],
   ids: Iterable<string>,
@@ -75,7 +75,7 @@ export interface ChainLayers {
 }
 
 /** The store as the layers use it: reads, the map, and writes for removals. */
-export interface LayerStore {
+interface LayerStore {
   kv: Kv;
   mapped: MappedRead;
 }

@@ -20,7 +20,7 @@ export interface ChangeLayerData {
 }
 
 /** A change layer as a thread probes it. */
-export interface ChangeLayer {
+interface ChangeLayer {
   adds: KeySet;
   removes: KeySet;
   admitted?: Int32Array;

@@ -57,7 +57,7 @@ export class KeyPairs {
 }
 
 /** One stream of a compile as the address set takes it. */
-export interface AddressEntry {
+interface AddressEntry {
   index: number;
   id: string;
   derived: Uint8Array;

@@ -18,7 +18,7 @@ export interface WatchChange {
 const SEQ = 'watchSeq';
 
 /** A row's key: its number, zero-padded so keys sort as numbers. */
-export const changeKey = (seq: number): string => String(seq).padStart(15, '0');
+const changeKey = (seq: number): string => String(seq).padStart(15, '0');
 
 /** The number of the last change logged (0: none). */
 export const watchSeq = (kv: Pick<Kv, 'get'>): number => kv.get<number>('meta', SEQ) ?? 0;
