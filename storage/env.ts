@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
-import { MAP_SIZE, MAPPED_FROM } from './map-size.js';
+import { MAP_SIZE, mappedBytes } from './map-size.js';
 import { CORE_TABLES, type Entry, type Kv, type Table } from '../engine/ports.js';
 import { DATA_API_TABLES } from '../engine/data-api/tables.js';
 import { pack, packShared, unpack } from './codec.js';
@@ -23,8 +23,6 @@ import { StoreWriter } from './writer.js';
  * time (LMDB is multi-process); a write by one is seen by the other's next read.
  */
 export const SCHEMA_VERSION = 13;
-/** Store.mapped's threshold (storage/map-size.ts). */
-export { MAPPED_FROM };
 /**
  * Versions this one opens and upgradeSchema migrates (under the data directory's lock, before anything reads the
  * indexes): 3 stored hex strings in values as text, which this version still reads (it writes them as bytes:
@@ -250,11 +248,7 @@ function openEnvironment(path: string, migrate: boolean): Store {
     },
     has: (name, key) => db(name).doesExist(key),
     putRaw: (name, key, bytes) => write(name, key, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)),
-    mapped(name, key) {
-      const b = db(name).getBinaryFast(key);
-      if (b === undefined) return undefined;
-      return b.length >= MAPPED_FROM ? b.subarray(0, b.length) : Uint8Array.prototype.slice.call(b, 0, b.length);
-    },
+    mapped: (name, key) => mappedBytes(db(name).getBinaryFast(key)),
     getRaw(name, key) {
       const b = db(name).getBinaryFast(key);
       return b === undefined ? undefined : b.subarray(0, b.length);

@@ -12,3 +12,10 @@ export const MAP_SIZE = 2 ** 40;
  * (SHARED_BUFFER_THRESHOLD in its src/lmdb-js.h, 16 MiB): Store.mapped copies below it.
  */
 export const MAPPED_FROM = 0x100_0000;
+
+/**
+ * A read of `getBinaryFast` as Store.mapped answers it: a view of the map from MAPPED_FROM bytes (valid while the row
+ * stands), a copy below it (lmdb-js reuses its read buffer).
+ */
+export const mappedBytes = (b: Uint8Array | undefined): Uint8Array | undefined =>
+  b === undefined ? undefined : b.length >= MAPPED_FROM ? b.subarray(0, b.length) : Uint8Array.prototype.slice.call(b, 0, b.length);

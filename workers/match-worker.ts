@@ -5,7 +5,7 @@ import type { Matchings } from '../engine/match/ports.js';
 import { workerDb, workerKv } from './worker-store.js';
 import type { StoredSetRef } from '../engine/match/layered.js';
 import { readKeySet } from '../engine/match/stored-key-set.js';
-import { MAPPED_FROM } from '../storage/map-size.js';
+import { mappedBytes } from '../storage/map-size.js';
 
 /**
  * A match worker (piscina): opens the server's LMDB environment in this thread,
@@ -46,12 +46,7 @@ export function matchTask(matching: Matchings): (task: MatchTask) => Uint32Array
  */
 function resolveStored(ref: StoredSetRef) {
   const db = workerDb('watchedSets');
-  const mapped = (key: string): Uint8Array | undefined => {
-    const b = db.getBinaryFast(key);
-    if (b === undefined) return undefined;
-    return b.length >= MAPPED_FROM ? b.subarray(0, b.length) : Uint8Array.prototype.slice.call(b, 0, b.length);
-  };
-  const data = readKeySet(workerKv, mapped, ref.stored);
+  const data = readKeySet(workerKv, (key) => mappedBytes(db.getBinaryFast(key)), ref.stored);
   if (data === undefined) throw new Error(`no stored set ${ref.stored}`);
   return { ...data, bloom: ref.bloom };
 }

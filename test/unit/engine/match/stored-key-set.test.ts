@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { KeySet, buildKeySet, fillKeySet, type KeySetData } from '../../../../engine/match/key-set.js';
 import { readKeySet, removeKeySet, writeKeySet } from '../../../../engine/match/stored-key-set.js';
-import { MAPPED_FROM, openStore, type Store } from '../../../../storage/env.js';
+import { openStore, type Store } from '../../../../storage/env.js';
+import { MAPPED_FROM } from '../../../../storage/map-size.js';
 
 const dirs: string[] = [];
 const open = (dir?: string): { dir: string; store: Store } => {
