@@ -144,19 +144,16 @@ describe('a store written by layout version 5', () => {
     const keys = [...raw.openDB<unknown, Buffer>({ name: 'addressTxs', keyEncoding: 'binary' }).getKeys()].map((k) => k.toString('utf8'));
     const repeated = keys.filter((k) => k.startsWith('hist/') && keys.includes(`tx/${k.slice('hist/'.length)}`)).length;
     // The `tx/` and `a/` lists' rows, a row per entry, which the migration groups a row per block (before version 13),
-    // but for the blocks that have undo rows: all of this short devnet chain's, so its rows stay per entry and are
-    // read as they are (test/unit/engine/data-api/common/block-groups.test.ts groups some and reads both forms).
+    // but for the blocks that have undo rows: every block of this short devnet chain has one, so none is grouped here
+    // and its rows are read as they are (test/unit/engine/data-api/common/block-groups.test.ts and the ERC-20 log
+    // test group rows and read both forms).
     const textKeys = (name: string): string[] =>
       [...raw.openDB<unknown, Buffer>({ name, keyEncoding: 'binary' }).getKeys()].map((k) => readHexKey(k, 0, k.length));
-    const undone = new Set(textKeys('indexUndo'));
-    const perEntry = [
-      ...textKeys('addressTxs')
-        .filter((k) => k.startsWith('tx/'))
-        .map((k) => k.split('/')),
-      ...textKeys('contractLogs')
-        .map((k) => k.split('/'))
-        .filter((p) => p[1] === 'a'),
-    ].filter((p) => p.length === 5 && !undone.has(`${p[p[0] === 'tx' ? 1 : 0]}/${p[3]}`)).length;
+    const lists =
+      textKeys('addressTxs').filter((k) => k.startsWith('tx/')).length +
+      textKeys('contractLogs').filter((k) => k.split('/')[1] === 'a').length;
+    expect(lists).toBeGreaterThan(0);
+    expect(textKeys('indexUndo').length).toBeGreaterThan(0);
     await raw.close();
     expect(deliveryRows).toBeGreaterThan(0);
     expect(repeated).toBeGreaterThan(0);
@@ -176,7 +173,7 @@ describe('a store written by layout version 5', () => {
         msg: 'migrated the store',
         from: 5,
         to: SCHEMA_VERSION,
-        rewrittenKeys: deliveryRows + repeated + perEntry,
+        rewrittenKeys: deliveryRows + repeated,
       }),
     ]);
     for (const r of recorded) {
