@@ -10,6 +10,7 @@
  * takes the admin routes with any tenant key). The figures and the promise each "after" figure must keep are in
  * ATTACKS; bench/results/attacks.json has them all, `met` when every "after" figure keeps its promise.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, type Dirent } from 'node:fs';
@@ -106,8 +107,11 @@ interface Serving {
   stop(waitMs?: number): Promise<number | undefined>;
 }
 
-/** Servers started and not yet stopped: what an attack given up leaves behind. */
-const live = new Set<Serving>();
+/**
+ * The servers an attack started and has not stopped, what it leaves behind if given up: a set per attack run (two
+ * run at once at the smoke size, and one failing stops only its own).
+ */
+const attackServers = new AsyncLocalStorage<Set<Serving>>();
 
 async function serve(b: Build, env: Record<string, string>, node: string[] = []): Promise<Serving> {
   const dir = mkdtempSync(join(tmpdir(), 'chainpost-bench-attacks-'));
@@ -131,6 +135,7 @@ async function serve(b: Build, env: Record<string, string>, node: string[] = [])
     .find((l) => l.includes('"msg":"devnet"'));
   const devnet = devnetLine === undefined ? undefined : (JSON.parse(devnetLine) as { rpc: string; pid: number });
   let stopped: Promise<number | undefined> | undefined;
+  const live = attackServers.getStore();
   const serving: Serving = {
     started,
     url,
@@ -179,11 +184,11 @@ async function serve(b: Build, env: Record<string, string>, node: string[] = [])
           }
         }
         rmSync(dir, { recursive: true, force: true });
-        live.delete(serving);
+        live?.delete(serving);
         return seconds;
       })()),
   };
-  live.add(serving);
+  live?.add(serving);
   return serving;
 }
 
@@ -881,15 +886,16 @@ async function runAttacks(): Promise<void> {
     for (const b of builds) {
       const t = performance.now();
       let result: Record<string, Value>;
+      const servers = new Set<Serving>();
       try {
-        const running = a.run(b);
+        const running = attackServers.run(servers, () => a.run(b));
         running.catch(() => undefined);
         result = await Promise.race([
           running,
           sleep(ATTACK_CAP_MS).then(() => Promise.reject(new Error(`still running after ${ATTACK_CAP_MS / 1000} s`))),
         ]);
       } catch (err) {
-        await Promise.all([...live].map((s) => s.stop(0)));
+        await Promise.all([...servers].map((s) => s.stop(0)));
         // One attack failing to run leaves the others their figures.
         console.log(`${a.name} (${b.label}) failed: ${(err as Error).stack ?? String(err)}`);
         result = Object.fromEntries(a.figures.map((f) => [f.key, 'failed to run']));
