@@ -66,6 +66,8 @@ export async function serverFollows(opts: {
       30_000,
     );
     const listening = performance.now();
+    // The start the rate is taken from when the first poll already sees every block (a short run on a fast machine).
+    const atListening = { head: opts.from - 1, at: listening, cpu: cpuMs(server.child.pid), nodeCpu: cpuMs(opts.nodePid) };
     let first: { head: number; at: number; cpu: number; nodeCpu: number } | undefined;
     let cpu = { server: NaN, node: NaN };
     let head = -1;
@@ -81,7 +83,8 @@ export async function serverFollows(opts: {
           cpu = { server: cpuMs(server.child.pid), node: cpuMs(opts.nodePid) };
         }
         head = now;
-        if (head >= opts.from && first === undefined) first = { head, at: performance.now(), cpu: cpu.server, nodeCpu: cpu.node };
+        if (head >= opts.from && first === undefined)
+          first = head >= opts.last ? atListening : { head, at: performance.now(), cpu: cpu.server, nodeCpu: cpu.node };
       }
     } finally {
       await server.stop();
