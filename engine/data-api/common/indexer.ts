@@ -162,6 +162,11 @@ const UNIT_BLOCKS = 64;
 const UNIT_WRITES = 20_000;
 const UNITS_IN_FLIGHT = 2;
 
+/** Waits until every unit the lane sealed so far is settled (written or refused). */
+async function settle(lane: Lane): Promise<void> {
+  while (lane.inFlight.length > 0) await Promise.all(lane.inFlight);
+}
+
 /** One turn of the event loop: requests waiting behind the indexes' work go first. */
 const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
@@ -300,7 +305,7 @@ export class DataIndexer {
   /** Resolves once no chain is being indexed and what was indexed is settled (tests, shutdown). */
   async settled(): Promise<void> {
     await this.runs.settled();
-    for (const lane of this.lanes.values()) while (lane.inFlight.length > 0) await Promise.all(lane.inFlight);
+    for (const lane of this.lanes.values()) await settle(lane);
   }
 
   stop(): void {
@@ -330,15 +335,17 @@ export class DataIndexer {
 
   /**
    * Waits until every unit sealed is settled. One not written makes what was built on it void: what was built
-   * since is dropped, and the build starts again from the store's position; an error is thrown.
+   * since is dropped, and the build starts again from the store's position; an error is thrown. Resolves whether
+   * every unit was written (false: one was refused, built on what the store no longer holds).
    */
-  private async drain(lane: Lane): Promise<void> {
-    while (lane.inFlight.length > 0) await Promise.all(lane.inFlight);
-    if (lane.failed === undefined) return;
+  private async drain(lane: Lane): Promise<boolean> {
+    await settle(lane);
+    if (lane.failed === undefined) return true;
     const failed = lane.failed;
     lane.failed = undefined;
     this.dropBuilt(lane);
     if (failed !== stale) throw failed;
+    return false;
   }
 
   /**
@@ -351,7 +358,10 @@ export class DataIndexer {
     if (lane.failed !== undefined) await this.drain(lane);
     if (lane.built.length === 0) return;
     if (lane.inFlight.length >= UNITS_IN_FLIGHT) await lane.inFlight[0];
-    if (lane.failed !== undefined) return this.drain(lane);
+    if (lane.failed !== undefined) {
+      await this.drain(lane);
+      return;
+    }
     const expect: Array<readonly [Table, string, unknown]> = [
       ['indexState', chain, lane.builtOn],
       ...lane.built.map((b) => ['canon', blockKey(chain, b.number), b.hash] as const),
@@ -398,10 +408,7 @@ export class DataIndexer {
     const lane = this.lane(chain);
     if (!(await this.write(chain, blocks))) return false;
     await this.seal(chain, lane);
-    while (lane.inFlight.length > 0) await Promise.all(lane.inFlight);
-    const refused = lane.failed === stale;
-    await this.drain(lane);
-    return !refused;
+    return this.drain(lane);
   }
 
   /** Whether `blocks` are still the canonical ones at their heights (the follower may replace them at any time). */
