@@ -7,7 +7,7 @@ import type { Chain } from '../chains/registry.js';
 import { headBounds, type BlockRangeQuery } from '../data-api/common/block-times.js';
 import type { DataDeps } from '../data-api/common/deps.js';
 import { blockNumber, bool, cursor, date, limit } from '../data-api/common/params.js';
-import { addressTxReads, historyPrefixes, nextPosition, positionOf } from '../data-api/transactions/index/writer.js';
+import { addressTxReads, historyPrefixes, nextPosition, positionOf, txPosition } from '../data-api/transactions/index/writer.js';
 import { mergeRanges } from '../page.js';
 import { feeWei, txItem } from '../data-api/transactions/item.js';
 import { blockHashes, caughtUp, logsOf, summaryAt } from '../data-api/transactions/source.js';
@@ -92,7 +92,7 @@ function evmList(
       addressTxReads(deps.kv),
       'addressTxs',
       historyPrefixes(chain.key, wallet),
-      { ...bounds, reverse: true, step: nextPosition, ...(after === undefined ? {} : { after: after.split('/').slice(-2).join('/') }) },
+      { ...bounds, reverse: true, step: nextPosition, ...(after === undefined ? {} : { after: positionAfter(after) }) },
       limit,
     );
     const hashOf = blockHashes(deps, chain.key);
@@ -345,4 +345,10 @@ export async function v1WalletHistory(deps: DataDeps, q: HistoryQuery, resolved:
     result: page.items.map((i) => i.item.item),
     meta: v1Meta(resolved, page.failed, syncedAt(deps)),
   };
+}
+
+/** The position (number/index) a key of either list ends with, as the merged range reads `after`. */
+function positionAfter(key: string): string {
+  const { block, index } = positionOf(key);
+  return txPosition(block, index);
 }
