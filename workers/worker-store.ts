@@ -30,8 +30,11 @@ export function workerDb(name: string): Database<Buffer, string> {
   return db;
 }
 
+/** The part of Kv a worker's tasks use: what workerKv has (a call of any other is a compile error, not a run-time one). */
+export type WorkerKv = Pick<Kv, 'get' | 'range' | 'keys' | 'put' | 'putRaw' | 'remove' | 'transact'>;
+
 /** The store as a Kv for what a worker's tasks read and write (plain UTF-8 keyed tables; values as storage/codec.ts packs them). */
-export const workerKv = {
+export const workerKv: WorkerKv = {
   get<T>(table: Table, key: string): T | undefined {
     const b = workerDb(table).getBinaryFast(key);
     return b === undefined ? undefined : unpack<T>(b.subarray(0, b.length));
@@ -48,7 +51,7 @@ export const workerKv = {
     workerDb('meta');
     return root!.transactionSync(fn);
   },
-} as unknown as Kv;
+};
 
 /** A fresh read snapshot for the task about to run: what the main thread committed before posting it is seen. */
 export const freshSnapshot = (): void => workerDb('meta').resetReadTxn();

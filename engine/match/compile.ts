@@ -22,7 +22,12 @@ import { watchSeq } from '../streams/watch-log.js';
  * at the watch log's number as `store` reads it (the same snapshot as `read`): dense, in this thread's memory (lmdb-js
  * is not handed shared memory), its bloom filter copied into shared memory for the answer, which names it by ref.
  */
-export function compileHere(matching: Matchings, task: CompileTask, read: AddressReader, store?: Kv): FilterSetData {
+export function compileHere(
+  matching: Matchings,
+  task: CompileTask,
+  read: AddressReader,
+  store?: Pick<Kv, 'get' | 'put' | 'putRaw' | 'transact'>,
+): FilterSetData {
   const m = matching(task.family);
   if (m === undefined) throw new Error(`no matching for ${task.family} chains`);
   if (task.store !== true || store === undefined)

@@ -36,7 +36,13 @@ export const pointers = (kv: Pick<Kv, 'range'>): BaseHeader[] =>
  * `seq`: its name first (what a sweep finds it by), each part in a transaction of its own (a write transaction of
  * gigabytes spills pages), the pointer last.
  */
-export function writeBase(kv: Kv, chain: string, seq: number, streams: string[], parts: readonly KeySetData[]): BaseHeader {
+export function writeBase(
+  kv: Pick<Kv, 'get' | 'put' | 'putRaw' | 'transact'>,
+  chain: string,
+  seq: number,
+  streams: string[],
+  parts: readonly KeySetData[],
+): BaseHeader {
   const prev = readPointer(kv, chain);
   // A new name each time: a version is never rewritten in place (readers may hold views of it).
   const gen = prev === undefined ? 1 : Number(prev.name.slice(prev.name.lastIndexOf('.') + 1)) + 1;
@@ -57,7 +63,7 @@ export function sharedCopy(words: Uint32Array): Uint32Array {
 /** The base's parts: tables as views of the map (and copies of small arrays), bloom filters copied into shared memory (`blooms`: already there). */
 export function openBase(kv: Pick<Kv, 'get'>, mapped: MappedRead, header: BaseHeader, blooms?: readonly Uint32Array[]): KeySetData[] {
   return Array.from({ length: header.parts }, (_, i) => {
-    const data = readKeySet(kv as Kv, mapped, partName(header.name, i));
+    const data = readKeySet(kv, mapped, partName(header.name, i));
     if (data === undefined) throw new Error(`no stored set ${partName(header.name, i)}`);
     return { ...data, bloom: blooms?.[i] ?? sharedCopy(data.bloom) };
   });

@@ -33,7 +33,7 @@ interface Header {
 export type MappedRead = (key: string) => Uint8Array | undefined;
 
 /** Writes `data` as the set `name` (inside the caller's write transaction: header and arrays commit together). */
-export function writeKeySet(kv: Kv, name: string, data: KeySetData): void {
+export function writeKeySet(kv: Pick<Kv, 'put' | 'putRaw'>, name: string, data: KeySetData): void {
   const words = ARRAYS.map((a) => data[a].length);
   for (const a of ARRAYS)
     if (data[a].byteLength > MAX_ARRAY_BYTES)
@@ -48,7 +48,7 @@ export function writeKeySet(kv: Kv, name: string, data: KeySetData): void {
 }
 
 /** The set `name` as stored, its arrays read with `mapped`; undefined when there is none. A torn set is an error. */
-export function readKeySet(kv: Kv, mapped: MappedRead, name: string): KeySetData | undefined {
+export function readKeySet(kv: Pick<Kv, 'get'>, mapped: MappedRead, name: string): KeySetData | undefined {
   const header = kv.get<Header>('watchedSets', name);
   if (header === undefined) return undefined;
   const [bloom, slots, postingAt, postings] = ARRAYS.map((a, i) => {
