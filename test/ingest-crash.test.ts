@@ -22,13 +22,12 @@ import { systemTicker } from './dist/app/process.js';
 import { jsonRpcUpstream } from './dist/http/clients/rpc.js';
 import { openStore } from './dist/storage/env.js';
 import { workerPool } from './dist/app/worker-pool.js';
-import { quietLog } from './kit/quiet-log.js';
 const [dir, url] = process.argv.slice(1);
 const store = openStore(dir);
 const journal = (e) => store.put('meta', 'journal/' + e, (store.get('meta', 'journal/' + e) ?? 0) + 1);
 const events = { seen: (_c, n) => journal('seen/' + n), confirmed: (_c, n) => journal('confirmed/' + n), reorged: (_c, a, b) => journal('reorg/' + a + '-' + b) };
 const clock = new ServiceClock(systemTicker, Date.now());
-const f = new EvmFollower('0x539', jsonRpcUpstream(url), store, clock, events, quietLog(() => clock.now()), { confirmations: 2, pollMs: 20, pool: workerPool(dir, 1).ingest });
+const f = new EvmFollower('0x539', jsonRpcUpstream(url), store, clock, events, jsonLogger(() => {}, () => clock.now(), 'error'), { confirmations: 2, pollMs: 20, pool: workerPool(dir, 1).ingest });
 f.start();
 `;
 
