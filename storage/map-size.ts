@@ -8,14 +8,17 @@
 export const MAP_SIZE = 2 ** 40;
 
 /**
- * The size from which lmdb-js answers a read with a view of its memory map rather than a copy in its read buffer
- * (SHARED_BUFFER_THRESHOLD in its src/lmdb-js.h, 16 MiB): Store.mapped copies below it.
+ * The size above which lmdb-js answers a read with a view of its memory map rather than a copy in its read buffer
+ * (SHARED_BUFFER_THRESHOLD in its src/lmdb-js.h, 16 MiB: a value of exactly that size still fits the buffer and is
+ * copied).
  */
 export const MAPPED_FROM = 0x100_0000;
 
 /**
- * A read of `getBinaryFast` as Store.mapped answers it: a view of the map from MAPPED_FROM bytes (valid while the row
- * stands), a copy below it (lmdb-js reuses its read buffer).
+ * A read of `getBinaryFast` as Store.mapped answers it: a view of the map (valid while the row stands), or a copy when
+ * lmdb-js answered with its read buffer, which the next read overwrites. The read buffer is marked `isGlobal`, as
+ * lmdb-js's own getBinary tells it; a size alone misses the value of exactly MAPPED_FROM bytes (a stored base's bloom
+ * filter at 4.2–8.4 M keys a part), whose view then held the next read's bytes.
  */
-export const mappedBytes = (b: Uint8Array | undefined): Uint8Array | undefined =>
-  b === undefined ? undefined : b.length >= MAPPED_FROM ? b.subarray(0, b.length) : Uint8Array.prototype.slice.call(b, 0, b.length);
+export const mappedBytes = (b: (Uint8Array & { isGlobal?: boolean }) | undefined): Uint8Array | undefined =>
+  b === undefined ? undefined : b.isGlobal === true ? Uint8Array.prototype.slice.call(b, 0, b.length) : b.subarray(0, b.length);

@@ -83,6 +83,26 @@ describe('a key set kept in the store', () => {
     }
   }, 60_000);
 
+  it.each([MAPPED_FROM - 4, MAPPED_FROM, MAPPED_FROM + 4])(
+    'keeps a value of %i bytes as read across the next reads (lmdb-js copies one of exactly 16 MiB into its read buffer)',
+    async (size) => {
+      const { store } = open();
+      try {
+        const big = randomBytes(size);
+        const small = randomBytes(4_096);
+        store.transact(() => {
+          store.putRaw('watchedSets', 'big', big);
+          store.putRaw('watchedSets', 'small', small);
+        });
+        const read = store.mapped('watchedSets', 'big')!;
+        expect(Buffer.from(store.mapped('watchedSets', 'small')!).equals(small)).toBe(true);
+        expect(Buffer.from(read.buffer, read.byteOffset, read.byteLength).equals(big)).toBe(true);
+      } finally {
+        await store.close();
+      }
+    },
+  );
+
   it('refuses a set whose stored arrays disagree with its header (a torn or foreign write), and removes one whole', async () => {
     const { store } = open();
     try {
