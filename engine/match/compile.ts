@@ -5,7 +5,8 @@ import { addressKeyParts, addressKeySet, type AddressReader } from './watched-ke
 import type { Kv } from '../ports.js';
 import { buildLayer, type LayerResult, type LayerTask } from './bases.js';
 import { postable } from './layered.js';
-import { sharedCopy, writeBase } from './stored-base.js';
+import { sharedBlooms } from './shared-words.js';
+import { writeBase } from './stored-base.js';
 import { watchSeq } from '../streams/watch-log.js';
 
 /**
@@ -41,8 +42,9 @@ export function compileHere(
     task.entries.map((e) => e.id),
     parts,
   );
-  // Posted by ref (postable): each part's name and its bloom filter, copied into shared memory.
-  const set = postable({ base: parts.map((p) => ({ ...p, bloom: sharedCopy(p.bloom) })), layers: [], stored: base.name });
+  // Posted by ref (postable): each part's name and its bloom filter, copied into one shared memory.
+  const blooms = sharedBlooms(parts.map((p) => p.bloom));
+  const set = postable({ base: parts.map((p, i) => ({ ...p, bloom: blooms[i]! })), layers: [], stored: base.name });
   return { ...m.compile(task.version, task.entries, task.seed, set), base };
 }
 

@@ -11,6 +11,8 @@
  * (8 × 32-bit words per 32-byte block, one bit set per word; 16 bits per key)
  * answers most probes; only its positives look in the exact open-addressing table.
  */
+import { sharedWords } from './shared-words.js';
+
 const SALT = new Uint32Array([0x47b6137b, 0x44974d91, 0x8824ad5b, 0xa2b7289d, 0x705495c7, 0x2df1424b, 0x9efc4947, 0x5c6bfb31]);
 
 /** The second lane of the last lanes() call (a module field: the probe loops allocate nothing). */
@@ -86,8 +88,11 @@ export function partOf(dv: DataView, at: number, bits: number): number {
   return Math.imul(dv.getUint32(at + 4, true) ^ Math.imul(dv.getUint32(at + 12, true), 0x85ebca6b), 0x9e3779b1) >>> (32 - bits);
 }
 
-/** Probes of a column taken together (probeColumn): enough to keep the processor's misses in flight, few enough that the blocks they bring stay in the first-level caches and TLB. */
-const CHUNK = 32;
+/**
+ * Probes of a column taken together (probeColumn): the misses of a chunk's blocks wait together, once a chunk; its
+ * blocks (8 KiB) stay in the first-level cache. 128 measured best once blocks lay in one line each (key-sets.md).
+ */
+const CHUNK = 128;
 const chunkH1 = new Int32Array(CHUNK);
 const chunkH2 = new Int32Array(CHUNK);
 const chunkBase = new Int32Array(CHUNK);
@@ -95,13 +100,16 @@ const chunkPassed = new Int32Array(CHUNK);
 const chunkPart = new Int32Array(CHUNK);
 /**
  * The parts of the column pass under way, as flat arrays: no object load per key (a plain set's pass 14.9 M → 18.8 M
- * probes/s at 100 M keys, docs/decisions/key-sets.md).
+ * probes/s at 100 M keys, docs/decisions/key-sets.md). partFrom: where a part's filter starts in the one array all
+ * the parts' filters are views of (sharedBlooms), so that a key's block is one index into one array.
  */
 const MAX_PARTS = 256;
 const partSeed = new Int32Array(MAX_PARTS);
 const partSeed2 = new Int32Array(MAX_PARTS);
 const partMask = new Int32Array(MAX_PARTS);
-const partBloom: Uint32Array[] = [];
+const partFrom = new Int32Array(MAX_PARTS);
+/** The whole buffer of a set in parts' filters, as words (made once a buffer). */
+const wholeBuffers = new WeakMap<ArrayBufferLike, Uint32Array>();
 /** The indices of the keys of the last column pass (asked for its misses) its bloom filter let through that no table holds, and how many. */
 let bloomMisses = new Uint32Array(64);
 let bloomMissCount = 0;
@@ -204,7 +212,7 @@ export function allocKeySet(width: 20 | 32, size: number, postings: number, seed
     width,
     seed: seed >>> 0,
     size,
-    bloom: words(bloomWords(size)),
+    bloom: inShared ? sharedWords(bloomWords(size)) : words(bloomWords(size)),
     slots: words(capacity * (width / 4)),
     postingAt: words(capacity),
     postings: words(postings),
@@ -342,14 +350,13 @@ export class KeySet {
   ): number {
     const { width, words } = parts[0]!;
     if (parts.length > MAX_PARTS) throw new RangeError(`${parts.length} parts: a column pass takes at most ${MAX_PARTS}`);
-    // Only this call's filters held: a retired base's is not kept alive by the arrays.
-    partBloom.length = parts.length;
+    const bloom = parts.length === 1 ? parts[0]!.bloom : KeySet.wholeOf(parts);
     for (let p = 0; p < parts.length; p++) {
       const set = parts[p]!;
       partSeed[p] = set.seed;
       partSeed2[p] = set.seed2;
       partMask[p] = set.blockMask;
-      partBloom[p] = set.bloom;
+      partFrom[p] = parts.length === 1 ? 0 : (set.bloom.byteOffset - bloom.byteOffset) >>> 2;
     }
     // The module's arrays in locals: what the loop writes is then known to be a Uint32Array.
     let out = columnHits;
@@ -370,15 +377,15 @@ export class KeySet {
         }
         chunkH1[i] = h1;
         chunkPart[i] = part;
-        chunkBase[i] = ((Math.imul(h1, 0x9e3779b1) >>> 7) & partMask[part]!) * 8;
+        chunkBase[i] = partFrom[part]! + ((Math.imul(h1, 0x9e3779b1) >>> 7) & partMask[part]!) * 8;
       }
       let x = 0;
-      for (let i = 0; i < m; i++) x ^= partBloom[chunkPart[i]!]![chunkBase[i]!]!;
+      for (let i = 0; i < m; i++) x ^= bloom[chunkBase[i]!]!;
       touched ^= x;
       let n = 0;
       for (let i = 0; i < m; i++) {
         chunkPassed[n] = i;
-        n += blockPasses(partBloom[chunkPart[i]!]!, chunkBase[i]!, chunkH2[i]!);
+        n += blockPasses(bloom, chunkBase[i]!, chunkH2[i]!);
       }
       for (let k = 0; k < n; k++) {
         const i = chunkPassed[k]!;
@@ -407,6 +414,19 @@ export class KeySet {
     }
     bloomMissCount = m2;
     return hits;
+  }
+
+  /**
+   * The one array the filters of a set in parts are views of (sharedBlooms put them in one buffer): the column pass
+   * indexes it with each part's offset instead of loading each key's part's array.
+   */
+  private static wholeOf(parts: readonly KeySet[]): Uint32Array {
+    const { buffer } = parts[0]!.bloom;
+    for (const p of parts)
+      if (p.bloom.buffer !== buffer) throw new TypeError("a set in parts needs its parts' filters in one buffer (sharedBlooms)");
+    let whole = wholeBuffers.get(buffer);
+    if (whole === undefined) wholeBuffers.set(buffer, (whole = new Uint32Array(buffer, 0, buffer.byteLength >>> 2)));
+    return whole;
   }
 
   /**

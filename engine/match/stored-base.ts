@@ -1,5 +1,6 @@
 import type { Kv } from '../ports.js';
 import type { KeySetData } from './key-set.js';
+import { sharedBlooms } from './shared-words.js';
 import { partName } from './layered.js';
 import { readKeySet, removeKeySet, writeKeySet, type MappedRead } from './stored-key-set.js';
 
@@ -53,20 +54,15 @@ export function writeBase(
   return header;
 }
 
-/** A copy of `words` in shared memory (a bloom filter every thread probes). */
-export function sharedCopy(words: Uint32Array): Uint32Array {
-  const out = new Uint32Array(new SharedArrayBuffer(words.byteLength));
-  out.set(words);
-  return out;
-}
-
-/** The base's parts: tables as views of the map (and copies of small arrays), bloom filters copied into shared memory (`blooms`: already there). */
+/** The base's parts: tables as views of the map (and copies of small arrays), bloom filters copied into one shared memory (`blooms`: already there). */
 export function openBase(kv: Pick<Kv, 'get'>, mapped: MappedRead, header: BaseHeader, blooms?: readonly Uint32Array[]): KeySetData[] {
-  return Array.from({ length: header.parts }, (_, i) => {
+  const parts = Array.from({ length: header.parts }, (_, i) => {
     const data = readKeySet(kv, mapped, partName(header.name, i));
     if (data === undefined) throw new Error(`no stored set ${partName(header.name, i)}`);
-    return { ...data, bloom: blooms?.[i] ?? sharedCopy(data.bloom) };
+    return data;
   });
+  const shared = blooms ?? sharedBlooms(parts.map((p) => p.bloom));
+  return parts.map((data, i) => ({ ...data, bloom: shared[i]! }));
 }
 
 /** Removes a base no reader holds any more (a part per transaction), and its chain's pointer first if that still names it (a chain dropped to a whole compile). */

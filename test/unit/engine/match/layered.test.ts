@@ -5,6 +5,7 @@ import { decodeAddress } from '../../../../engine/bitcoin/address.js';
 import { bitcoinProbeMatch, buildBtcProbe, scriptKey } from '../../../../engine/bitcoin/probe.js';
 import { KeyPairs, REMOVES, changeSetsOfPairs, keySetOfPairs } from '../../../../engine/match/watched-keys.js';
 import { KeySet, partOf, writeKeyLanes } from '../../../../engine/match/key-set.js';
+import { sharedBlooms } from '../../../../engine/match/shared-words.js';
 import { LayeredKeySet, PartedKeySet, eachHit, probeKeys, type ProbeKeys } from '../../../../engine/match/layered.js';
 import { blockFromCore, coreBlock200000v3 } from '../../../bitcoin-fixtures.js';
 
@@ -123,10 +124,13 @@ describe("a layered set's column pass", () => {
           for (const [k, s] of base) at(pool[k]!).add(s);
           for (const l of layers) for (const [k, s, add] of l) add ? at(pool[k]!).add(s) : at(pool[k]!).delete(s);
           // The base in 2^bits parts as a stored one is (partOf, dense), the layers as bases.ts builds them.
-          const parts = Array.from({ length: 2 ** bits }, (_, part) => {
+          const stored = Array.from({ length: 2 ** bits }, (_, part) => {
             const mine = base.filter(([k]) => partOf(new DataView(pool[k]!.buffer), 0, bits) === part);
-            return new KeySet(keySetOfPairs(pairs20(mine.map(([k, s]) => [pool[k]!, s] as const)), 11, { load: 0.75, shared: false }));
+            return keySetOfPairs(pairs20(mine.map(([k, s]) => [pool[k]!, s] as const)), 11, { load: 0.75, shared: false });
           });
+          // Its filters in one shared memory, as openBase copies them.
+          const blooms = sharedBlooms(stored.map((d) => d.bloom));
+          const parts = stored.map((d, i) => new KeySet({ ...d, bloom: blooms[i]! }));
           const set = new LayeredKeySet(
             bits === 0 ? parts[0]! : new PartedKeySet(parts),
             layers.map((l) => {

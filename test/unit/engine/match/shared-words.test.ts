@@ -1,0 +1,44 @@
+import { randomBytes } from 'node:crypto';
+import { MessageChannel, receiveMessageOnPort } from 'node:worker_threads';
+import { describe, expect, it } from 'vitest';
+import { KeySet, buildKeySet, writeKeyLanes } from '../../../../engine/match/key-set.js';
+import { PartedKeySet, eachHit } from '../../../../engine/match/layered.js';
+import { sharedBlooms, sharedWords } from '../../../../engine/match/shared-words.js';
+
+describe('sharedWords', () => {
+  it('behavior: a filter smaller than the caches is a SharedArrayBuffer of its own size', () => {
+    const w = sharedWords(1_000);
+    expect(w.length).toBe(1_000);
+    expect(w.buffer).toBeInstanceOf(SharedArrayBuffer);
+    expect(w.buffer.byteLength).toBe(4_000);
+  });
+
+  it('behavior: a larger one starts a WebAssembly memory of whole pages, shared and zeroed', () => {
+    const w = sharedWords(300_000);
+    expect(w.length).toBe(300_000);
+    expect(w.byteOffset).toBe(0);
+    expect(w.buffer).toBeInstanceOf(SharedArrayBuffer);
+    expect(w.buffer.byteLength % 65_536).toBe(0);
+    expect(w.buffer.byteLength).toBeLessThan(300_000 * 4 + 65_536);
+    expect(w.every((x) => x === 0)).toBe(true);
+  });
+});
+
+describe('sharedBlooms', () => {
+  it('behavior: copies filters in order into one buffer, each starting where the one before it ends', () => {
+    const blooms = [8, 262_144, 64].map((n) => Uint32Array.from({ length: n }, (_, i) => (i * 2654435761 + n) >>> 0));
+    const copies = sharedBlooms(blooms);
+    const bytes = (w: Uint32Array): Buffer => Buffer.from(w.buffer, w.byteOffset, w.byteLength);
+    copies.forEach((c, i) => expect(bytes(c).equals(bytes(blooms[i]!))).toBe(true));
+    expect(new Set(copies.map((c) => c.buffer)).size).toBe(1);
+    expect(copies.map((c) => c.byteOffset)).toEqual([0, 32, 32 + 262_144 * 4]);
+  });
+
+  it('behavior: a set in parts whose filters are in separate buffers is refused by the column pass, by name', () => {
+    const part = (): KeySet => new KeySet(buildKeySet(20, [{ key: randomBytes(20), streams: [0] }]));
+    const set = new PartedKeySet([part(), part()]);
+    const column = new DataView(new ArrayBuffer(28));
+    writeKeyLanes(column, 0, 20, column, 20);
+    expect(() => eachHit(set, column, 0, 1, 20, () => undefined)).toThrow(/one buffer \(sharedBlooms\)/);
+  });
+});
