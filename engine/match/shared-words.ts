@@ -2,13 +2,15 @@
  * Words in shared memory for a bloom filter larger than the caches, starting on a page: its 32-byte blocks then each
  * lie in one 64-byte cache line, so that a probe of a key costs one miss. A SharedArrayBuffer's bytes start where the
  * allocator put them, 16 bytes past a line on this platform, which puts half the blocks across two lines (the column
- * pass 25.8 M → 41 M loads a second in a bench of the blocks alone); a WebAssembly memory starts on a page.
+ * pass 25.8 M → 41 M blocks tested a second in a bench of the blocks alone); a WebAssembly memory starts on a page.
  * docs/decisions/key-sets.md.
  */
 export function sharedWords(length: number): Uint32Array {
   const bytes = Math.max(1, length) * 4;
   if (bytes < PAGED_FROM) return new Uint32Array(new SharedArrayBuffer(bytes));
   const pages = Math.ceil(bytes / WASM_PAGE);
+  // Past a WebAssembly memory's 4 GiB (a base of billions of keys): a SharedArrayBuffer, its blocks where they fall.
+  if (pages > MAX_PAGES) return new Uint32Array(new SharedArrayBuffer(bytes));
   return new Uint32Array(new WebAssembly.Memory({ initial: pages, maximum: pages, shared: true }).buffer, 0, length);
 }
 
@@ -30,6 +32,7 @@ export function sharedBlooms(blooms: readonly Uint32Array[]): Uint32Array[] {
 /** Smaller filters stay in the caches (the second-level cache is 1–2 MiB): no page of their own. */
 const PAGED_FROM = 1 << 20;
 const WASM_PAGE = 65_536;
+const MAX_PAGES = 65_536;
 
 /** The one WebAssembly API used (the project's TypeScript libraries leave WebAssembly out). */
 declare const WebAssembly: {
