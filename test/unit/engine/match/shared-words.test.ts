@@ -34,6 +34,17 @@ describe('sharedBlooms', () => {
     expect(copies.map((c) => c.byteOffset)).toEqual([0, 32, 32 + 262_144 * 4]);
   });
 
+  it('behavior: posted to another thread in one message, the copies arrive as views of one shared buffer still', () => {
+    const copies = sharedBlooms([new Uint32Array(262_144).fill(7), new Uint32Array(8).fill(9)]);
+    const { port1, port2 } = new MessageChannel();
+    port1.postMessage({ base: copies.map((bloom, i) => ({ stored: `p${i}`, bloom })) });
+    const got = (receiveMessageOnPort(port2)!.message as { base: Array<{ bloom: Uint32Array }> }).base.map((p) => p.bloom);
+    port1.close();
+    expect(got[0]!.buffer).toBe(got[1]!.buffer);
+    got[1]![0] = 11;
+    expect(copies[1]![0]).toBe(11);
+  });
+
   it('behavior: a set in parts whose filters are in separate buffers is refused by the column pass, by name', () => {
     const part = (): KeySet => new KeySet(buildKeySet(20, [{ key: randomBytes(20), streams: [0] }]));
     const set = new PartedKeySet([part(), part()]);
