@@ -43,7 +43,11 @@ export class KeyPairs {
   /** Keys of `width` bytes end to end (a derived run), each for `stream`. */
   addRun(run: Uint8Array, stream: number): void {
     if (run.length % this.width !== 0) throw new RangeError(`a run of ${run.length} bytes is no whole number of ${this.width}-byte keys`);
-    for (let at = 0; at < run.length; at += this.width) this.keys.set(run.subarray(at, at + this.width), this.next(stream));
+    for (let from = 0; from < run.length; from += this.width) {
+      // next() before this.keys is read: it may grow the array (counts that undercount leave it short).
+      const at = this.next(stream);
+      this.keys.set(run.subarray(from, from + this.width), at);
+    }
   }
 
   private grow(): void {

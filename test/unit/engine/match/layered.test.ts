@@ -9,10 +9,14 @@ import { sharedBlooms } from '../../../../engine/match/shared-words.js';
 import { LayeredKeySet, PartedKeySet, eachHit, probeKeys, type ProbeKeys } from '../../../../engine/match/layered.js';
 import { blockFromCore, coreBlock200000v3 } from '../../../bitcoin-fixtures.js';
 
-/** Pairs of 32-byte keys: [key, stream word] in the order given (a change layer's: REMOVES for a removal). */
-function pairs(list: ReadonlyArray<readonly [Uint8Array, number]>): KeyPairs {
-  const p = new KeyPairs(32);
-  for (const [key, word] of list) p.keys.set(key, p.next(word >>> 0));
+/** Pairs of `width`-byte keys: [key, stream word] in the order given (a change layer's: REMOVES for a removal). */
+function pairs(list: ReadonlyArray<readonly [Uint8Array, number]>, width: 20 | 32 = 32): KeyPairs {
+  const p = new KeyPairs(width);
+  for (const [key, word] of list) {
+    // next() first: it may grow the key array, which p.keys then names.
+    const at = p.next(word >>> 0);
+    p.keys.set(key, at);
+  }
   return p;
 }
 const layer = (list: ReadonlyArray<readonly [Uint8Array, number]>) => {
@@ -93,12 +97,7 @@ describe('a base with change layers over it', () => {
 
 describe("a layered set's column pass", () => {
   const hex = (k: Uint8Array): string => Buffer.from(k).toString('hex');
-  /** Pairs of 20-byte keys. */
-  const pairs20 = (list: ReadonlyArray<readonly [Uint8Array, number]>): KeyPairs => {
-    const p = new KeyPairs(20);
-    for (const [key, word] of list) p.keys.set(key, p.next(word >>> 0));
-    return p;
-  };
+  const pairs20 = (list: ReadonlyArray<readonly [Uint8Array, number]>): KeyPairs => pairs(list, 20);
   /** Each key's streams as find() answers them, sorted. */
   const found = (set: ProbeKeys, dv: DataView, at: number): number[] => {
     const p = set.find(dv, at);

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { evmAddressKey } from '../../../../engine/evm/filter.js';
 import { KeySet } from '../../../../engine/match/key-set.js';
-import { addressKeyParts, addressKeySet, storedAddresses } from '../../../../engine/match/watched-keys.js';
+import { KeyPairs, addressKeyParts, addressKeySet, storedAddresses } from '../../../../engine/match/watched-keys.js';
 import { PartedKeySet } from '../../../../engine/match/layered.js';
 import { openStore } from '../../../../storage/env.js';
 import { tempDir } from '../../../helpers.js';
@@ -63,5 +63,14 @@ describe('the address key set compiled from raw keys', () => {
   it('refuses a stored address of another form than its family keeps', () => {
     const read = (_id: string, visit: (a: string) => void): void => visit('0xABCDEF0000000000000000000000000000000000');
     expect(() => addressKeySet(evmAddressKey, [{ index: 0, id: 's', derived: new Uint8Array(0) }], read, 1)).toThrow(/not a 20-byte/);
+  });
+
+  it('keeps every key of a derived run that grows the pairs past their capacity (a count that undercounts)', () => {
+    const pairs = new KeyPairs(20, 2);
+    const run = randomBytes(5 * 20);
+    pairs.addRun(run, 7);
+    expect(pairs.count).toBe(5);
+    expect(Buffer.from(pairs.keys.subarray(0, 100)).equals(run)).toBe(true);
+    expect(Array.from(pairs.streams.subarray(0, 5))).toEqual([7, 7, 7, 7, 7]);
   });
 });
