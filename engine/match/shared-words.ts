@@ -11,7 +11,14 @@ export function sharedWords(length: number): Uint32Array {
   const pages = Math.ceil(bytes / WASM_PAGE);
   // Past a WebAssembly memory's 4 GiB (a base of billions of keys): a SharedArrayBuffer, its blocks where they fall.
   if (pages > MAX_PAGES) return new Uint32Array(new SharedArrayBuffer(bytes));
-  return new Uint32Array(new WebAssembly.Memory({ initial: pages, maximum: pages, shared: true }).buffer, 0, length);
+  try {
+    return new Uint32Array(new WebAssembly.Memory({ initial: pages, maximum: pages, shared: true }).buffer, 0, length);
+  } catch (err) {
+    // V8 reserves some 10 GiB of address space a memory: under a limit (ulimit -v) it cannot, and the filter works
+    // unaligned all the same.
+    if (err instanceof RangeError) return new Uint32Array(new SharedArrayBuffer(bytes));
+    throw err;
+  }
 }
 
 /**

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { MessageChannel, receiveMessageOnPort } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
@@ -21,6 +22,20 @@ describe('sharedWords', () => {
     expect(w.buffer.byteLength % 65_536).toBe(0);
     expect(w.buffer.byteLength).toBeLessThan(300_000 * 4 + 65_536);
     expect(w.every((x) => x === 0)).toBe(true);
+  });
+  it('behavior: where the address space is limited (ulimit -v) and no WebAssembly memory can be had, a SharedArrayBuffer', () => {
+    // The built module (npm test builds dist/ first), in a process whose address space a WebAssembly memory's
+    // reservation would overrun.
+    const script = `import { sharedWords } from '${new URL('../../../../dist/engine/match/shared-words.js', import.meta.url).href}';
+      let wasm = 'yes';
+      try { new WebAssembly.Memory({ initial: 16, maximum: 16, shared: true }); } catch { wasm = 'no'; }
+      const w = sharedWords(300_000);
+      w[299_999] = 5;
+      console.log(wasm, w.length, w.buffer.byteLength, w[299_999]);`;
+    const out = execFileSync('bash', ['-c', 'ulimit -v 6000000 && exec "$0" --input-type=module -e "$1"', process.execPath, script], {
+      encoding: 'utf8',
+    });
+    expect(out.trim()).toBe('no 300000 1200000 5');
   });
 });
 
