@@ -30,7 +30,7 @@ export function buildLayer(kv: Pick<Kv, 'get' | 'range'>, key: AddressKey, task:
       const index = task.index[c.id];
       if (index === undefined || c.addresses === undefined) return;
       const word = c.add === true ? index : (index | REMOVES) >>> 0;
-      for (const a of c.addresses) key.write(a, pairs.keys, pairs.next(word));
+      for (const a of c.addresses) pairs.addAddress(key, a, word);
     },
     upTo,
   );
@@ -167,7 +167,7 @@ export class Bases {
       const i = index.get(t.id);
       if (i === undefined) continue;
       const word = t.add ? i : (i | REMOVES) >>> 0;
-      for (const a of t.addresses) key.write(a, pairs.keys, pairs.next(word));
+      for (const a of t.addresses) pairs.addAddress(key, a, word);
     }
     return { layer: changeSetsOfPairs(pairs, seed), keys: pairs.count };
   }

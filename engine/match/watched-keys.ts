@@ -33,11 +33,20 @@ export class KeyPairs {
     this.streams = new Uint32Array(capacity);
   }
 
-  /** Where the next key goes (its bytes to be written there by the caller), with its stream. */
+  /**
+   * Where the next key goes, with its stream; its bytes are the caller's to write there, into `keys` as it is after
+   * this call (the call may replace the array: `keys.set(key, next(s))` reads the old one first; addAddress).
+   */
   next(stream: number): number {
     if (this.count === this.streams.length) this.grow();
     this.streams[this.count] = stream;
     return this.count++ * this.width;
+  }
+
+  /** `address`'s key (written by `key`) for `stream`. */
+  addAddress(key: AddressKey, address: string, stream: number): void {
+    const at = this.next(stream);
+    key.write(address, this.keys, at);
   }
 
   /** Keys of `width` bytes end to end (a derived run), each for `stream`. */
@@ -107,10 +116,7 @@ function addressPairs(key: AddressKey, entries: readonly AddressEntry[], read: A
   const counted = entries.reduce((n, e) => n + (e.count ?? 0) + e.derived.length / key.width, 0);
   const pairs = new KeyPairs(key.width, Math.max(1_024, counted));
   for (const e of entries) {
-    read(e.id, (address) => {
-      const at = pairs.next(e.index);
-      key.write(address, pairs.keys, at);
-    });
+    read(e.id, (address) => pairs.addAddress(key, address, e.index));
     if (e.derived.length > 0) pairs.addRun(e.derived, e.index);
   }
   return pairs;

@@ -116,6 +116,25 @@ describe('the watched set kept in the store', () => {
     await b.store.close();
   });
 
+  it('lays a change of more than 1,024 addresses whole: each in its layer, L0 and L1, and no address it did not name', async () => {
+    const { dir, a } = await started({ s1: 10, s2: 1 });
+    await a.w.compile('0x1');
+    // KeyPairs start at 1,024 keys: the 1,025th grows them.
+    const added = Array.from({ length: 1_100 }, (_, k) => hex(0x5000 + k));
+    a.change('s2', true, added);
+    const l0 = await a.w.compile('0x1');
+    for (const k of [0, 1_023, 1_024, 1_025, 1_099]) expect(watchers(l0, added[k]!)).toEqual(['s2']);
+    expect(watchers(l0, hex(0))).toEqual([]);
+    await a.store.close();
+    // Restarted: the same changes read from the log as L1.
+    const b = node(dir);
+    await b.w.load(b.store);
+    const l1 = await b.w.compile('0x1');
+    for (const k of [0, 1_023, 1_024, 1_025, 1_099]) expect(watchers(l1, added[k]!)).toEqual(['s2']);
+    expect(watchers(l1, hex(0))).toEqual([]);
+    await b.store.close();
+  });
+
   it('leaves the previous version whole when a crash comes between the writes of a new one', async () => {
     const { dir, a } = await started({ s1: 3_000 });
     await a.w.compile('0x1');
