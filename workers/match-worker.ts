@@ -46,7 +46,7 @@ export function matchTask(matching: Matchings): (task: MatchTask) => Uint32Array
  */
 function resolveStored(ref: StoredSetRef) {
   const db = workerDb('watchedSets');
-  const data = readKeySet(workerKv, (key) => mappedBytes(db.getBinaryFast(key)), ref.stored);
+  const data = readKeySet(workerKv, (key) => mappedBytes(db.getBinaryFast(key)), ref.stored, ref.bloom);
   if (data === undefined) throw new Error(`no stored set ${ref.stored}`);
-  return { ...data, bloom: ref.bloom };
+  return data;
 }

@@ -1,8 +1,8 @@
 /**
  * Words in shared memory for a bloom filter larger than the caches, starting on a page: its 32-byte blocks then each
  * lie in one 64-byte cache line, so that a probe of a key costs one miss. A SharedArrayBuffer's bytes start where the
- * allocator put them, 16 bytes past a line on this platform, which puts half the blocks across two lines (the column
- * pass 25.8 M → 41 M blocks tested a second in a bench of the blocks alone); a WebAssembly memory starts on a page.
+ * allocator put them, 16 bytes past a line on this platform, which puts half the blocks across two lines (25.8 M → 41 M
+ * blocks tested a second, a one-off harness of the blocks alone); a WebAssembly memory starts on a page.
  * docs/decisions/key-sets.md.
  */
 export function sharedWords(length: number): Uint32Array {
@@ -22,18 +22,21 @@ export function sharedWords(length: number): Uint32Array {
 }
 
 /**
- * Copies of `blooms` in one shared memory (sharedWords), in order: the filters of a set in parts, which its column
- * pass reads as one array (KeySet.probeParts). Each filter is whole 32-byte blocks, so every block stays in one line.
+ * Views of `lengths` words each, one after the other in one shared memory (sharedWords): the filters of a set in parts,
+ * which its column pass reads as one array (KeySet.probeParts). Each filter is whole 32-byte blocks, so every block
+ * stays in one line.
  */
-export function sharedBlooms(blooms: readonly Uint32Array[]): Uint32Array[] {
-  const all = sharedWords(blooms.reduce((n, b) => n + b.length, 0));
+export function sharedBloomViews(lengths: readonly number[]): Uint32Array[] {
+  const all = sharedWords(lengths.reduce((n, l) => n + l, 0));
   let at = 0;
-  return blooms.map((b) => {
-    const copy = all.subarray(at, at + b.length);
-    copy.set(b);
-    at += b.length;
-    return copy;
-  });
+  return lengths.map((l) => all.subarray(at, (at += l)));
+}
+
+/** Copies of `blooms` in one shared memory, in order (sharedBloomViews). */
+export function sharedBlooms(blooms: readonly Uint32Array[]): Uint32Array[] {
+  const views = sharedBloomViews(blooms.map((b) => b.length));
+  views.forEach((v, i) => v.set(blooms[i]!));
+  return views;
 }
 
 /** Smaller filters stay in the caches (the second-level cache is 1–2 MiB): no page of their own. */

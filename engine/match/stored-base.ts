@@ -1,8 +1,8 @@
 import type { Kv } from '../ports.js';
 import type { KeySetData } from './key-set.js';
-import { sharedBlooms } from './shared-words.js';
+import { sharedBloomViews } from './shared-words.js';
 import { partName } from './layered.js';
-import { readKeySet, removeKeySet, writeKeySet, type MappedRead } from './stored-key-set.js';
+import { readKeySet, removeKeySet, storedBloomWords, writeKeySet, type MappedRead } from './stored-key-set.js';
 
 /**
  * A chain's base: the key set of its watched addresses kept in the store (`watchedSets`) and read in place
@@ -56,13 +56,16 @@ export function writeBase(
 
 /** The base's parts: tables as views of the map (and copies of small arrays), bloom filters copied into one shared memory (`blooms`: already there). */
 export function openBase(kv: Pick<Kv, 'get'>, mapped: MappedRead, header: BaseHeader, blooms?: readonly Uint32Array[]): KeySetData[] {
-  const parts = Array.from({ length: header.parts }, (_, i) => {
-    const data = readKeySet(kv, mapped, partName(header.name, i));
-    if (data === undefined) throw new Error(`no stored set ${partName(header.name, i)}`);
-    return data;
+  const names = Array.from({ length: header.parts }, (_, i) => partName(header.name, i));
+  // The filters' memory sized from the parts' headers, each filter copied into it as its part is read: one part's
+  // read at a time, not every part's, is held besides (a 16 MiB array is a copy: storage/map-size.ts).
+  const views = blooms ?? sharedBloomViews(names.map((name) => storedBloomWords(kv, name) ?? 0));
+  return names.map((name, i) => {
+    const data = readKeySet(kv, mapped, name, blooms?.[i]);
+    if (data === undefined) throw new Error(`no stored set ${name}`);
+    if (blooms === undefined) views[i]!.set(data.bloom);
+    return { ...data, bloom: views[i]! };
   });
-  const shared = blooms ?? sharedBlooms(parts.map((p) => p.bloom));
-  return parts.map((data, i) => ({ ...data, bloom: shared[i]! }));
 }
 
 /** Removes a base no reader holds any more (a part per transaction), and its chain's pointer first if that still names it (a chain dropped to a whole compile). */

@@ -4,7 +4,7 @@ import type { KeySetData } from './key-set.js';
 /**
  * A key set kept in the store and read back in place: the first step of the watched set on disk
  * (docs/decisions/watched-set.md). Its four arrays are stored as values of `watchedSets` under `NAME/ARRAY`, with a
- * header under `NAME`; read back through the store's `mapped` read, an array of 16 MiB or more is a view of the
+ * header under `NAME`; read back through the store's `mapped` read, an array of more than 16 MiB is a view of the
  * store's memory map (file-backed pages, shared by every thread and process that maps the store, none of it
  * anonymous memory), a smaller one a copy. A stored set is never rewritten in place: a new version is written under
  * a new name, and a name is removed only once no reader holds its views (pages of a removed value are reused).
@@ -47,11 +47,17 @@ export function writeKeySet(kv: Pick<Kv, 'put' | 'putRaw'>, name: string, data: 
   kv.put('watchedSets', name, header);
 }
 
-/** The set `name` as stored, its arrays read with `mapped`; undefined when there is none. A torn set is an error. */
-export function readKeySet(kv: Pick<Kv, 'get'>, mapped: MappedRead, name: string): KeySetData | undefined {
+/**
+ * The set `name` as stored, its arrays read with `mapped`; undefined when there is none. A torn set is an error.
+ * `bloom`: its filter, already in this thread's memory (a base's shared one), not read again.
+ */
+export function readKeySet(kv: Pick<Kv, 'get'>, mapped: MappedRead, name: string, bloom?: Uint32Array): KeySetData | undefined {
   const header = kv.get<Header>('watchedSets', name);
   if (header === undefined) return undefined;
-  const [bloom, slots, postingAt, postings] = ARRAYS.map((a, i) => {
+  if (bloom !== undefined && bloom.length !== header.words[0])
+    throw new Error(`${name}/bloom: ${bloom.length} words given, the header says ${header.words[0]}`);
+  const [stored, slots, postingAt, postings] = ARRAYS.map((a, i) => {
+    if (a === 'bloom' && bloom !== undefined) return bloom;
     const bytes = mapped(`${name}/${a}`);
     const words = header.words[i]!;
     if (bytes?.byteLength !== words * 4)
@@ -61,7 +67,12 @@ export function readKeySet(kv: Pick<Kv, 'get'>, mapped: MappedRead, name: string
       ? new Uint32Array(bytes.buffer, bytes.byteOffset, words)
       : new Uint32Array(Uint8Array.prototype.slice.call(bytes).buffer);
   }) as [Uint32Array, Uint32Array, Uint32Array, Uint32Array];
-  return { width: header.width, seed: header.seed, size: header.size, bloom, slots, postingAt, postings };
+  return { width: header.width, seed: header.seed, size: header.size, bloom: stored, slots, postingAt, postings };
+}
+
+/** The words of the stored set `name`'s bloom filter (its header's), undefined when there is none. */
+export function storedBloomWords(kv: Pick<Kv, 'get'>, name: string): number | undefined {
+  return kv.get<Header>('watchedSets', name)?.words[0];
 }
 
 /** Removes the set `name` (once no reader holds its views). */

@@ -103,6 +103,24 @@ describe('a key set kept in the store', () => {
     },
   );
 
+  it("takes a filter it is given (a base's shared one, as a match worker has it) without reading its own, and refuses one of another size", async () => {
+    const { store } = open();
+    try {
+      const { bytes, data } = keysOf(3_000);
+      store.transact(() => writeKeySet(store, 'evm/0x1/3', data));
+      const reads: string[] = [];
+      const counted = (key: string) => (reads.push(key), store.mapped('watchedSets', key));
+      const shared = Uint32Array.from(data.bloom);
+      const read = readKeySet(store, counted, 'evm/0x1/3', shared)!;
+      expect(read.bloom).toBe(shared);
+      expect(reads).toEqual(['evm/0x1/3/slots', 'evm/0x1/3/postingAt', 'evm/0x1/3/postings']);
+      expect(new KeySet(read).lookup(view(bytes), 20 * 7)[0]).toBe(7);
+      expect(() => readKeySet(store, counted, 'evm/0x1/3', new Uint32Array(8))).toThrow(/bloom: 8 words given, the header says/);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('refuses a set whose stored arrays disagree with its header (a torn or foreign write), and removes one whole', async () => {
     const { store } = open();
     try {
