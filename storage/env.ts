@@ -121,9 +121,10 @@ export interface Store extends Kv {
   copyTo(dir: string, compact: boolean): Promise<void>;
   /**
    * Raw bytes that stay valid while the entry stands (not only until the next read, as getRaw's): for a value of
-   * MAPPED_FROM bytes or more, lmdb-js's view of the memory map itself (file-backed pages, shared by every thread
-   * and process mapping the store, none of it anonymous memory); for a smaller one, which lmdb-js copies into its
-   * read buffer, a copy of its own. A view of a value removed or rewritten since reads pages LMDB may have reused.
+   * more than MAPPED_FROM bytes, lmdb-js's view of the memory map itself (file-backed pages, shared by every thread
+   * and process mapping the store, none of it anonymous memory); for one that fits lmdb-js's read buffer, where it
+   * copies it, a copy of its own (mappedBytes). A view of a value removed or rewritten since reads pages LMDB may
+   * have reused.
    */
   mapped(name: DbName, key: string): Uint8Array | undefined;
   close(): Promise<void>;

@@ -433,8 +433,8 @@ export class KeySet {
    * Sets the bloom bits of every key of `sets` in the filter of `parts` (each key in its part's: partOf), so that a
    * column pass lets them through (a layered set's change layers: their keys then cost nothing on the keys no layer
    * holds). Atomics.or: other threads set bits in the same shared words. The filter must be this process's memory
-   * (shared or not), never a view of the store's map: openBase and a worker's resolver copy a stored one. Bits only
-   * ever added: a key a layer no longer holds stays a false positive until the base is replaced.
+   * (shared or not), never a view of the store's map: openBase copies a stored one into shared memory, which workers
+   * are posted. Bits only ever added: a key a layer no longer holds stays a false positive until the base is replaced.
    */
   static admit(parts: readonly KeySet[], bits: number, sets: readonly KeySet[]): void {
     for (const s of sets) {
