@@ -370,10 +370,20 @@ describe('crash ledger', () => {
         }));
       const audit = (): LedgerReport => auditLedger(arrivals(), chain, watches, CONFIRMATIONS);
       // Drained: the follower at anvil's head and confirmed behind it, nothing queued, every required webhook in.
+      // What kept it from draining, last time asked: the assertion names it.
+      let notDrained = '';
       const drained = async (): Promise<boolean> => {
         const h = (await s!.call('/health')).body.chains?.find((c: { chain: string }) => c.chain === CHAIN);
-        if (h?.head !== head || h.confirmed !== head - CONFIRMATIONS) return false;
-        if (!/^chainpost_webhooks_queued(?:\{\})? 0$/m.test((await s!.call('/metrics')).body as string)) return false;
+        if (h?.head !== head || h.confirmed !== head - CONFIRMATIONS) {
+          notDrained = `health head ${h?.head}, confirmed ${h?.confirmed}; anvil's head ${head}`;
+          return false;
+        }
+        const queued = /^chainpost_webhooks_queued(?:\{\})? (\d+)$/m.exec((await s!.call('/metrics')).body as string)?.[1];
+        if (queued !== '0') {
+          notDrained = `${queued ?? 'no'} webhooks queued`;
+          return false;
+        }
+        notDrained = `${audit().missing.length} required webhooks missing`;
         return audit().missing.length === 0;
       };
       const drainFrom = performance.now();
@@ -413,7 +423,7 @@ describe('crash ledger', () => {
       expect(report.orderBroken.slice(0, 20)).toEqual([]);
       // The bound: a kill repeats at most the one webhook per stream in flight or not yet committed (badDuplicates checks which).
       for (const k of kills) expect(dupsOf(k)).toBeLessThanOrEqual(STREAMS);
-      expect(settled, "the server drained: at anvil's head, nothing queued, every required webhook in").toBe(true);
+      expect(settled, `the server drained: at anvil's head, nothing queued, every required webhook in (${notDrained})`).toBe(true);
       // The ledger is not empty: something was required and the kills each hit a run that delivered.
       expect(report.required.confirmed).toBeGreaterThan(0);
       // The short form (npm test) is bounded so that a hang costs CI 3 minutes, not 10; the full form gets 10.
