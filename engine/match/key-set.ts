@@ -11,7 +11,7 @@
  * (8 × 32-bit words per 32-byte block, one bit set per word; 16 bits per key)
  * answers most probes; only its positives look in the exact open-addressing table.
  */
-import { sharedWords } from './shared-words.js';
+import { sharedArray, sharedWords } from './shared-words.js';
 
 const SALT = new Uint32Array([0x47b6137b, 0x44974d91, 0x8824ad5b, 0xa2b7289d, 0x705495c7, 0x2df1424b, 0x9efc4947, 0x5c6bfb31]);
 
@@ -156,8 +156,6 @@ export interface KeySetData {
   postings: Uint32Array;
 }
 
-const shared = (length: number): Uint32Array => new Uint32Array(new SharedArrayBuffer(Math.max(1, length) * 4));
-
 /** Builds the bloom filter and the exact table of `entries` (distinct keys) in shared memory. */
 export function buildKeySet(width: 20 | 32, entries: readonly KeySetInput[], seed = 0x9e3779b9): KeySetData {
   const postings = entries.reduce((a, e) => a + 1 + e.streams.length, 0);
@@ -206,7 +204,7 @@ const bloomWords = (size: number): number => 8 * 2 ** Math.max(0, Math.ceil(Math
 /** The empty arrays of a key set of `size` keys and `postings` words, in `layout`. */
 export function allocKeySet(width: 20 | 32, size: number, postings: number, seed: number, layout: KeySetLayout = {}): KeySetData {
   const { load = 0.5, shared: inShared = true } = layout;
-  const words = (length: number): Uint32Array => (inShared ? shared(length) : new Uint32Array(Math.max(1, length)));
+  const words = (length: number): Uint32Array => (inShared ? sharedArray(length) : new Uint32Array(Math.max(1, length)));
   const capacity = 2 ** Math.ceil(Math.log2(Math.max(2, Math.ceil(size / load))));
   return {
     width,

@@ -7,16 +7,16 @@
  */
 export function sharedWords(length: number): Uint32Array {
   const bytes = Math.max(1, length) * 4;
-  if (bytes < PAGED_FROM) return new Uint32Array(new SharedArrayBuffer(bytes));
+  if (bytes < PAGED_FROM) return sharedArray(length);
   const pages = Math.ceil(bytes / WASM_PAGE);
   // Past a WebAssembly memory's 4 GiB (a base of billions of keys): a SharedArrayBuffer, its blocks where they fall.
-  if (pages > MAX_PAGES) return new Uint32Array(new SharedArrayBuffer(bytes));
+  if (pages > MAX_PAGES) return sharedArray(length);
   try {
     return new Uint32Array(new WebAssembly.Memory({ initial: pages, maximum: pages, shared: true }).buffer, 0, length);
   } catch (err) {
     // V8 reserves some 10 GiB of address space a memory: under a limit (ulimit -v) it cannot, and the filter works
     // unaligned all the same.
-    if (err instanceof RangeError) return new Uint32Array(new SharedArrayBuffer(bytes));
+    if (err instanceof RangeError) return sharedArray(length);
     throw err;
   }
 }
@@ -38,6 +38,9 @@ export function sharedBlooms(blooms: readonly Uint32Array[]): Uint32Array[] {
   views.forEach((v, i) => v.set(blooms[i]!));
   return views;
 }
+
+/** `length` words (at least one) in a SharedArrayBuffer of their own, wherever the allocator puts it. */
+export const sharedArray = (length: number): Uint32Array => new Uint32Array(new SharedArrayBuffer(Math.max(1, length) * 4));
 
 /** Smaller filters stay in the caches (the second-level cache is 1–2 MiB): no page of their own. */
 const PAGED_FROM = 1 << 20;
