@@ -36,19 +36,23 @@ afterEach(async () => {
 const left = (): string[] => store.keys('addressTxs', { start: 'tx/', end: 'tx/\uffff' });
 
 describe('inKeyBatches', () => {
-  it('behavior: visits every key under the prefix once, in order, across batches, the ones it removes included', () => {
-    const seen: string[] = [];
-    const removed = inKeyBatches(store, 'addressTxs', 'tx/', 4, (keys) => {
-      seen.push(...keys);
-      const odd = keys.filter((k) => k.endsWith('1'));
-      for (const k of odd) store.remove('addressTxs', k);
-      return odd.length;
-    });
-    expect(seen).toEqual([...KEYS].sort());
-    expect(removed).toBe(9);
-    expect(left()).toEqual(KEYS.filter((k) => k.endsWith('0')).sort());
-    expect(store.has('addressTxs', 'hist/0x1/0x01/000000000001/000000')).toBe(true);
-  });
+  // Batches ending at every place: inside an address's block, at a block's end, at an address's end.
+  it.each([1, 2, 3, 4, 5, 7])(
+    'behavior: visits every key under the prefix once, in order, in batches of %i, the ones it removes included',
+    (batch) => {
+      const seen: string[] = [];
+      const removed = inKeyBatches(store, 'addressTxs', 'tx/', batch, (keys) => {
+        seen.push(...keys);
+        const odd = keys.filter((k) => k.endsWith('1'));
+        for (const k of odd) store.remove('addressTxs', k);
+        return odd.length;
+      });
+      expect(seen).toEqual([...KEYS].sort());
+      expect(removed).toBe(9);
+      expect(left()).toEqual(KEYS.filter((k) => k.endsWith('0')).sort());
+      expect(store.has('addressTxs', 'hist/0x1/0x01/000000000001/000000')).toBe(true);
+    },
+  );
 
   it('behavior: a run cut short keeps the batches it finished, and the next run finishes the walk', () => {
     let batches = 0;
