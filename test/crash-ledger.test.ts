@@ -383,8 +383,9 @@ describe('crash ledger', () => {
           notDrained = `${queued ?? 'no'} webhooks queued`;
           return false;
         }
-        notDrained = `${audit().missing.length} required webhooks missing`;
-        return audit().missing.length === 0;
+        const missing = audit().missing.length;
+        notDrained = `${missing} required webhooks missing`;
+        return missing === 0;
       };
       const drainFrom = performance.now();
       const settled = await until(drained, 60_000, 250);
