@@ -255,6 +255,18 @@ function probeChild(n: number, streams: number, kind: 'kept' | 'plain'): void {
   const before = rate(distinct, perKey);
   if (twoPass.hitShare !== cold.hitShare || before.hitShare !== cold.hitShare)
     throw new Error('matching version 1 columns, or a key at a time, found other hits than FilterSet.match');
+  // The hits themselves, against a set of the real keys alone built apart (no parts, no store, no layers): a set that
+  // lost keys (a filter read wrong) agrees with itself above, not with this.
+  const realsAlone = new EvmFilterSet({
+    version: 1,
+    family: 'evm',
+    sets: [addressSet('plain', reals.length, streams, reals).set, topics],
+    every: [],
+  });
+  const hitsOf = (m: (p: Uint8Array) => Map<number, number[]>): number =>
+    distinct.reduce((h, p) => h + [...m(p).values()].reduce((a, refs) => a + refs.length, 0), 0);
+  const [got, want] = [hitsOf(match), hitsOf((p) => realsAlone.match(p))];
+  if (got !== want) throw new Error(`the set found ${got} hits in a pass, the real keys alone ${want}`);
   const status = readFileSync('/proc/self/status', 'utf8');
   const kb = (field: string): number => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) * 1024;
   console.log(
