@@ -31,7 +31,6 @@ import { TargetPolicy } from '../engine/net/targets.js';
 import { ApiKeys } from '../engine/keys.js';
 import { DataIndexer } from '../engine/data-api/common/indexer.js';
 import { dataIndexes } from '../engine/data-api/indexes.js';
-import { WRITTEN_ONLY_TABLES } from '../engine/data-api/tables.js';
 import { jsonLogger, type Logger } from '../engine/log.js';
 import { Metrics } from '../engine/metrics.js';
 import { RateLimiter } from '../engine/ratelimit.js';
@@ -278,7 +277,6 @@ export async function createCore({
       {
         startBlock: (chain) => following.follower(chain)?.status().oldest,
         nodeHead: (chain) => following.follower(chain)?.status().nodeHead,
-        writeOnly: WRITTEN_ONLY_TABLES,
       },
     );
     metrics.gauge(

@@ -19,7 +19,6 @@ import { performance } from 'node:perf_hooks';
 import { cannon, type CannonRun } from './cannon.js';
 import { DataIndexer } from '../engine/data-api/common/indexer.js';
 import { dataIndexes } from '../engine/data-api/indexes.js';
-import { WRITTEN_ONLY_TABLES } from '../engine/data-api/tables.js';
 import type { DataDeps } from '../engine/data-api/common/deps.js';
 import { walletTransfers, tokenTransfers, walletTransfersQuery, tokenTransfersQuery } from '../engine/data-api/erc20/transfers.js';
 import { walletNfts, walletNftsQuery } from '../engine/data-api/nft/owned.js';
@@ -139,7 +138,7 @@ async function build(store: Store): Promise<Built> {
     : { blocks: 0, transfers: 0, buildSeconds: 0 };
   if (before.blocks >= SHAPE.blocks) return before;
   const tokens = new TokenMetadata(store, noNode.call);
-  const indexer = new DataIndexer(store, dataIndexes({ reads: noNode, tokens }), clock, log, { writeOnly: WRITTEN_ONLY_TABLES });
+  const indexer = new DataIndexer(store, dataIndexes({ reads: noNode, tokens }), clock, log);
   if (before.blocks === 0) {
     // Token metadata as TokenMetadata stores it after its eth_calls.
     store.transact(() => {

@@ -126,7 +126,8 @@ export interface OverlayOptions {
   /**
    * Tables the overlay's writer never reads back (the Data API's indexes: the lists each block adds under keys of its
    * own, `writtenOnly` in their declarations): their writes go to the unit and are not kept for reads, which then
-   * are refused (getRaw alone reads the store's bytes, as a key's first write saves them for a reorg).
+   * are refused (getRaw alone reads the store's bytes, as a key's first write saves them for a reorg). The store's
+   * overlay takes the declared ones unless told (an empty set: every write kept).
    */
   writeOnly?: ReadonlySet<Table>;
 }

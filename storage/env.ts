@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { MAP_SIZE, mappedBytes } from './map-size.js';
 import { CORE_TABLES, type Entry, type Kv, type Table } from '../engine/ports.js';
-import { DATA_API_TABLES } from '../engine/data-api/tables.js';
+import { DATA_API_TABLES, WRITTEN_ONLY_TABLES } from '../engine/data-api/tables.js';
 import { pack, packShared, unpack } from './codec.js';
 import { hexKeyBytes, hexKeys, readHexKey } from './hex-keys.js';
 import { keyInPartition0 } from '../engine/delivery/records.js';
@@ -287,7 +287,7 @@ function openEnvironment(path: string, migrate: boolean): Store {
           tableIndex: (table) => TABLE_INDEX.get(table)!,
           write: (log, expect) => (writer ??= new StoreWriter(path, () => root.resetReadTxn())).write(log, expect),
         },
-        opts?.writeOnly,
+        opts?.writeOnly ?? WRITTEN_ONLY_TABLES,
       ),
     copyTo: (dir, compact) => root.backup(dir, compact),
     close: async () => {

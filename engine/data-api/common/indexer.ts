@@ -132,8 +132,6 @@ export interface DataIndexerOptions {
    * its node saves a read and a saved key per write, which cost as much as the writes themselves.
    */
   nodeHead?(chain: string): number | undefined;
-  /** Tables no index reads while it builds, whose writes the overlay does not keep (the Data API's: WRITTEN_ONLY_TABLES); default none. */
-  writeOnly?: ReadonlySet<Table>;
 }
 
 /** A chain's index writes not yet durable: the overlay they are built in, and the unit sealed last until durable. */
@@ -323,7 +321,8 @@ export class DataIndexer {
       this.lanes.set(
         chain,
         (lane = {
-          kv: this.kv.overlay({ writeOnly: this.opts.writeOnly ?? new Set() }),
+          // The store's overlay keeps none of the writes of the tables declared written only (WRITTEN_ONLY_TABLES).
+          kv: this.kv.overlay(),
           built: [],
           builtOn: undefined,
           inFlight: [],
