@@ -19,7 +19,7 @@ import { dataIndexes } from '../engine/data-api/indexes.js';
 import { ServiceClock } from '../engine/clock.js';
 import { indexRows } from '../engine/evm/store.js';
 import { TokenMetadata } from '../engine/evm/token-metadata.js';
-import { jsonLogger } from '../engine/log.js';
+import { quietLog } from '../test/kit/quiet-log.js';
 import { TABLES, openStore } from '../storage/env.js';
 import { addressOf, syntheticBlock, type ChainShape } from '../test/kit/data-chain.js';
 import { footprint } from './lmdb-footprint.js';
@@ -59,11 +59,7 @@ async function real(dir: string): Promise<Layout> {
     store,
     dataIndexes({ reads: noNode, tokens: new TokenMetadata(store, noNode.call) }),
     clock,
-    jsonLogger(
-      () => undefined,
-      () => clock.now(),
-      'error',
-    ),
+    quietLog(() => clock.now()),
   );
   store.transact(() => {
     for (let i = 0; i < SHAPE.tokens; i++)

@@ -25,7 +25,7 @@ import { walletNfts, walletNftsQuery } from '../engine/data-api/nft/owned.js';
 import { NftMetadata } from '../engine/data-api/nft/metadata.js';
 import { historyQuery, walletHistory } from '../engine/data-api/transactions/wallet.js';
 import { ServiceClock } from '../engine/clock.js';
-import { jsonLogger } from '../engine/log.js';
+import { quietLog } from '../test/kit/quiet-log.js';
 import { indexRows } from '../engine/evm/store.js';
 import { TokenMetadata } from '../engine/evm/token-metadata.js';
 import { TABLES, openStore, type Store } from '../storage/env.js';
@@ -118,11 +118,7 @@ const clock = new ServiceClock(
   Date.now(),
   (err) => console.error(err),
 );
-const log = jsonLogger(
-  () => undefined,
-  () => clock.now(),
-  'error',
-);
+const log = quietLog(() => clock.now());
 
 interface Built {
   blocks: number;

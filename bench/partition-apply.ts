@@ -22,7 +22,7 @@ import { partitionMessage, partitionSubject } from '../bus/partition-messages.js
 import { APPLY_BATCH, ClusterPartitions } from '../bus/partitions.js';
 import { ensurePartitionsStream } from '../bus/streams.js';
 import { PARTITIONS, type PartitionChange, type RowWrite } from '../engine/cluster/partitions.js';
-import { jsonLogger } from '../engine/log.js';
+import { quietLog } from '../test/kit/quiet-log.js';
 import { openStore } from '../storage/env.js';
 import { startNatsServer } from '../test/kit/nats-server.js';
 import { report, round, sized } from './report.js';
@@ -54,7 +54,7 @@ async function applyAll(url: string, batch: BatchBound): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), 'chainpost-bench-partition-apply-'));
   const store = openStore(dir);
   const bus = await connectBus({ servers: url });
-  const log = new ClusterPartitions({ bus, kv: store, node: 'bench', log: jsonLogger(() => {}, Date.now, 'error'), batch });
+  const log = new ClusterPartitions({ bus, kv: store, node: 'bench', log: quietLog(Date.now), batch });
   try {
     const started = performance.now();
     log.start();

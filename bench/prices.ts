@@ -24,7 +24,7 @@ import { candleIndex } from '../engine/data-api/dex/index/candle-writer.js';
 import { TokenMetadata } from '../engine/evm/token-metadata.js';
 import type { Pricing } from '../engine/chains/pricing.js';
 import { indexRows } from '../engine/evm/store.js';
-import { jsonLogger } from '../engine/log.js';
+import { quietLog } from '../test/kit/quiet-log.js';
 import { openStore } from '../storage/env.js';
 import { dexBlock, FACTORY, tokenOf, USDC, WETH, type DexShape } from './dex-chain.js';
 import { prng } from '../test/kit/data-chain.js';
@@ -79,11 +79,7 @@ const clock = new ServiceClock(
   Date.now(),
   (err) => console.error(err),
 );
-const log = jsonLogger(
-  () => undefined,
-  () => clock.now(),
-  'error',
-);
+const log = quietLog(() => clock.now());
 
 /** Writes the chain through the real index code; the seconds the indexing took (the follower's rows aside). */
 async function build(): Promise<number> {

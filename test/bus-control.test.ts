@@ -10,6 +10,7 @@ import { blockPayload, matchAfterControl } from '../app/cluster.js';
 import type { Config } from '../engine/config/config.js';
 import { hashKey, type KeyCreate } from '../engine/keys.js';
 import { jsonLogger } from '../engine/log.js';
+import { quietLog } from './kit/quiet-log.js';
 import type { Table } from '../engine/ports.js';
 import { changeApplier, type Change, type ChangeApplier, type StreamCreate } from '../engine/streams/control-plane.js';
 import type { StoredStream } from '../engine/streams/model.js';
@@ -208,12 +209,7 @@ describe('the control plane over NATS JetStream', () => {
     // A second applier of the log on the server's store, with its own connection, as the CLI has.
     const bus = await connectBus({ servers: nats.url });
     const beside = { ...server, applied: [] as string[], committed: [] as number[] } as Node;
-    beside.plane = new BusControlPlane(
-      bus,
-      server.store,
-      applierOf(beside),
-      jsonLogger(() => {}, Date.now, 'error'),
-    );
+    beside.plane = new BusControlPlane(bus, server.store, applierOf(beside), quietLog(Date.now));
     beside.plane.start();
     try {
       for (const id of ['a', 'b', 'c']) await writer.plane.write(create(id));

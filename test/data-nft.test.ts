@@ -9,7 +9,7 @@ import { ServiceClock } from '../engine/clock.js';
 import { DataIndexer } from '../engine/data-api/common/indexer.js';
 import { nftIndex, type ContractStats, type Holding } from '../engine/data-api/nft/index/writer.js';
 import { chainReads } from '../engine/evm/chain-reads.js';
-import { jsonLogger } from '../engine/log.js';
+import { quietLog } from './kit/quiet-log.js';
 import { systemTicker } from '../app/process.js';
 import { openStore } from '../storage/env.js';
 import { DEV_ACCOUNTS, deploy, publicClient, write, type Deployed } from './contracts.js';
@@ -668,11 +668,7 @@ describe('an index that starts after the tokens were created', () => {
       ] as const) {
         await store.transactAsync(() => store.removeRange(table, { start: '', end: '\uffff', limit: 1_000_000 }));
       }
-      const log = jsonLogger(
-        () => undefined,
-        () => Date.now(),
-        'error',
-      );
+      const log = quietLog(Date.now);
       const indexer = new DataIndexer(store, [nftIndex(chainReads(() => node))], new ServiceClock(systemTicker, Date.now()), log, {
         startBlock: () => start,
       });
