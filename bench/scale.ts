@@ -117,7 +117,8 @@ function addressSet(
     scaleKey(scratch, i % streams, Math.floor(i / streams));
     pairs.keys.set(scratchBytes, at);
   }
-  const dir = mkdtempSync(join(tmpdir(), 'chainpost-scale-probe-'));
+  // Under the directory the parent made (it removes it whatever the child's end: a kill leaves a store of gigabytes).
+  const dir = mkdtempSync(join(process.env['SCALE_PROBE_DIR'] ?? tmpdir(), 'chainpost-scale-probe-'));
   const store = openStore(dir);
   const header = writeBase(
     store,
@@ -309,8 +310,10 @@ interface CurvePoint {
 /** One point of the probe curve in a child process: its JSON line, or why there is none. */
 function curvePoint(n: number, kind: 'kept' | 'plain'): Promise<CurvePoint> {
   return new Promise((resolve) => {
+    const dir = mkdtempSync(join(tmpdir(), 'chainpost-scale-curve-'));
     const child = spawn(process.execPath, [fileURLToPath(import.meta.url), 'probe', String(n), String(STREAMS), kind], {
       stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, SCALE_PROBE_DIR: dir },
     });
     let out = '';
     let err = '';
@@ -319,6 +322,7 @@ function curvePoint(n: number, kind: 'kept' | 'plain'): Promise<CurvePoint> {
     const timer = setTimeout(() => child.kill('SIGKILL'), LIMIT_MS);
     child.on('exit', (code, signal) => {
       clearTimeout(timer);
+      rmSync(dir, { recursive: true, force: true });
       const line = out.trim().split('\n').at(-1) ?? '';
       if (code === 0 && line.startsWith('{')) resolve(JSON.parse(line) as CurvePoint);
       else resolve({ n, error: `exited ${code ?? signal}: ${err.trim().split('\n').slice(-3).join(' / ').slice(0, 300)}` });
