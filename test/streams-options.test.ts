@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { formatUnits, parseAbi, parseEther, toEventSelector, type Hex, type TransactionReceipt } from 'viem';
 import { DEV_ACCOUNTS, deploy, mined, walletClient, write, type Deployed, type Write } from './contracts.js';
 import { A0, A1, A2, ERC20_ABI, Moralis, streamsSuite } from './streams-harness.js';
+import { until } from './helpers.js';
 
 /**
  * Every EVM stream option end to end: contracts on a real anvil, the real
@@ -116,16 +117,22 @@ describe('EVM stream options on anvil', () => {
   };
   /** The webhook tx item of a transaction, from the node's own JSON. */
   const txItem = async (hash: Hex) => {
-    const t = (await rpc().request({ method: 'eth_getTransactionByHash', params: [hash] })) as unknown as Record<string, Hex | null>;
     const r = (await rpc().request({ method: 'eth_getTransactionReceipt', params: [hash] })) as unknown as Record<string, Hex | null>;
+    // Anvil may answer the transaction as pending just after its receipt (CI saw it: no index, the max fee as its
+    // gas price): read until it answers the mined one.
+    let t: Record<string, Hex | null> = {};
+    const minedView = await until(async () => {
+      t = (await rpc().request({ method: 'eth_getTransactionByHash', params: [hash] })) as unknown as Record<string, Hex | null>;
+      return t['blockNumber'] !== null;
+    }, 5_000);
+    expect(minedView, `anvil answers ${hash} as mined`).toBe(true);
     return {
       hash,
       gas: hex(t['gas']),
       gasPrice: hex(t['gasPrice']),
       nonce: hex(t['nonce']),
       input: t['input'],
-      // From the receipt: anvil may answer the transaction as pending (no index) just after its receipt (CI saw it).
-      transactionIndex: hex(r['transactionIndex']),
+      transactionIndex: hex(t['transactionIndex']),
       fromAddress: t['from']!.toLowerCase(),
       toAddress: t['to']?.toLowerCase() ?? null,
       value: hex(t['value']),
