@@ -6,7 +6,7 @@ import { blockKey } from '../ingest/chain-store.js';
 import type { Logger } from '../log.js';
 import type { Kv } from '../ports.js';
 import type { StoredStream } from '../streams/model.js';
-import { EventKind, finishEvents, markStaged, type BlockEvent } from './block-events.js';
+import { EventKind, finishEvents, markStaged, stagedIn, type BlockEvent } from './block-events.js';
 import { NodeUnavailable, type BuildWebhook, type CallBudget, type MatchedBlock } from './build.js';
 import { NodeShare, OVER_BUDGET } from './node-share.js';
 
@@ -85,6 +85,8 @@ interface Outcome {
   payload: Record<string, unknown> | null;
   /** Not built: the block had left the canonical chain. */
   dropped?: boolean;
+  /** In a batch whose commit failed: tried again, passing over the webhooks its marks name. */
+  again?: boolean;
 }
 
 /** An event as handed: its key with the block it names (a reorg writes another block's event under the same key). */
@@ -259,7 +261,9 @@ export class ChainLanes {
         await this.commit(batch);
         this.outcomes.splice(0, batch.length);
       } catch (err) {
-        // Nothing of the batch was written: it is tried again, and nothing handed after it goes first.
+        // Tried again, and nothing handed after it goes first. Its transaction may have committed, a partition's unit
+        // of it taken back after (its lease lost before the publish): what it staged for the others stays, marked.
+        for (const o of batch) o.again = true;
         this.log.error('staging webhooks failed; trying again', { chain: this.chain, err });
         if (this.stopped()) return;
         await this.pause(this.opts.retryMs);
@@ -287,8 +291,9 @@ export class ChainLanes {
    * its fsync happen on LMDB's write thread.
    */
   private async commit(batch: readonly Outcome[]): Promise<void> {
+    const marked = batch.some((o) => o.again === true) ? this.markedStaged() : undefined;
     const built = batch.flatMap((o) =>
-      o.payload === null ? [] : [{ streamId: o.streamId!, payload: o.payload, event: o.open.event, open: o.open }],
+      o.payload === null || marked?.(o) === true ? [] : [{ streamId: o.streamId!, payload: o.payload, event: o.open.event, open: o.open }],
     );
     const ready = await this.dispatcher.prepare(built);
     const away = await this.stageElsewhere(ready);
@@ -333,6 +338,21 @@ export class ChainLanes {
     for (const o of dropped) o.dropped = true;
     for (const o of finished) this.open.delete(idOf(o.event));
     if (finished.length > 0) for (const wake of this.progressed.splice(0)) wake();
+  }
+
+  /**
+   * Whether an outcome's webhook is marked staged in its event (its stream's partition's row): asked of a batch tried
+   * again, whose failed try may have committed and staged it (sent, maybe, already).
+   */
+  private markedStaged(): (o: Outcome) => boolean {
+    const rows = new Map<string, (streamId: string) => boolean>();
+    return (o) => {
+      const partition = o.open.partitionOf.get(o.streamId!)!;
+      const key = `${idOf(o.open.event)}#${partition}`;
+      let marked = rows.get(key);
+      if (marked === undefined) rows.set(key, (marked = stagedIn(this.kv, o.open.event, partition)));
+      return marked(o.streamId!);
+    };
   }
 
   /**

@@ -354,8 +354,9 @@ export class ClusterScene {
   }
 
   /**
-   * With CLUSTER_KILL_DUMP set (a directory): the ledger (every arrival with its run and instant, the runs, each
-   * stream's partition, the report) and each node's output, written there to look into a failure.
+   * With CLUSTER_KILL_DUMP set (a directory): the ledger (every arrival with its run, instant and webhook-id: a copy
+   * with an id of its own was staged twice; the runs, each stream's partition, the report) and each node's output,
+   * written there to look into a failure.
    */
   dump(report: LedgerReport): void {
     const dir = process.env['CLUSTER_KILL_DUMP'];
@@ -366,6 +367,7 @@ export class ClusterScene {
       partition: this.partitionOfStream.get(r.body.streamId as string),
       number: Number(r.body.block.number),
       confirmed: r.body.confirmed,
+      webhookId: r.headers['webhook-id'],
       run,
       at: Math.round(at),
     }));

@@ -3,7 +3,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ServiceClock } from '../../../../engine/clock.js';
 import type { Dispatcher } from '../../../../engine/delivery/dispatcher.js';
 import { blockKey } from '../../../../engine/ingest/chain-store.js';
+import { PartitionLost } from '../../../../engine/cluster/partition-log.js';
 import { PARTITIONS } from '../../../../engine/cluster/partitions.js';
+import { partitionTag } from '../../../../engine/delivery/records.js';
 import { blockEventLog, pendingEvents, stagedIn, type BlockEvent } from '../../../../engine/match/block-events.js';
 import { ChainLanes, LAG_BUDGETS, type StagedElsewhere } from '../../../../engine/match/lanes.js';
 import type { CallBudget, MatchedBlock } from '../../../../engine/match/build.js';
@@ -31,8 +33,15 @@ describe('the lanes of a chain', () => {
   // Service time moves only when the test advances it.
   const clock = new ServiceClock({ elapsedMs: () => 0, wake: () => () => {} }, T0);
 
-  /** `owns`: the partitions this node owns now (a cluster node's); all by default. */
-  function rig(elsewhere?: StagedElsewhere, owns?: (partition: number) => boolean) {
+  /**
+   * `owns`: the partitions this node owns now (a cluster node's); all by default. `cluster`: each stream's partition
+   * (0 by default), when each transaction's units are durable (at once by default), and the events kept once finished.
+   */
+  function rig(
+    elsewhere?: StagedElsewhere,
+    owns?: (partition: number) => boolean,
+    cluster: { partitionOf?: (streamId: string) => number; durable?: () => Promise<void> | undefined; keepEvents?: boolean } = {},
+  ) {
     const staged: string[] = [];
     const started: string[] = [];
     const budgets = new Map<string, CallBudget>();
@@ -44,6 +53,7 @@ describe('the lanes of a chain', () => {
         results: items.map(() => 'queued' as const),
         failed: () => {},
         settle: () => staged.push(...items.map((i) => `${i.streamId}${(i as unknown as { event: BlockEvent }).event.number}`)),
+        durable: () => cluster.durable?.(),
       }),
     };
     const build = (block: MatchedBlock, stream: StoredStream, _refs: readonly number[], budget?: CallBudget) => {
@@ -66,6 +76,7 @@ describe('the lanes of a chain', () => {
         retryMs: 1_000,
         ...(elsewhere === undefined ? {} : { elsewhere }),
         ...(owns === undefined ? {} : { owns }),
+        ...(cluster.keepEvents === undefined ? {} : { keepEvents: cluster.keepEvents }),
       },
       () => false,
     );
@@ -79,7 +90,7 @@ describe('the lanes of a chain', () => {
       lanes.hand(
         e,
         b,
-        streams.map((s) => ({ ...s, partition: 0 })),
+        streams.map((s) => ({ ...s, partition: cluster.partitionOf?.(s.stream.id) ?? 0 })),
         ALL,
       );
     return { lanes, hand, staged, started, budgets, end };
@@ -231,6 +242,44 @@ describe('the lanes of a chain', () => {
     } finally {
       // Gone for the next tests, which read the log.
       store.transact(() => store.remove('blockEvents', e30!.key));
+    }
+  });
+
+  it('stages no webhook twice when a batch is tried again after its transaction committed and one partition’s unit of it was taken back', async () => {
+    // A cluster node: a in partition 0, b in partition 1. The first transaction commits; partition 1's lease is lost
+    // before its unit is published, so that unit (b's webhook and its marks) is taken back and the batch rejected.
+    let owned1 = true;
+    let takeBack = true;
+    const r = rig(undefined, (p) => p !== 1 || owned1, {
+      partitionOf: (id) => (id === 'b' ? 1 : 0),
+      keepEvents: true,
+      durable: () => {
+        if (!takeBack) return undefined;
+        takeBack = false;
+        owned1 = false;
+        store.transact(() => store.remove('matchMarks', `${e40!.key}/${partitionTag(1)}`));
+        return Promise.reject(new PartitionLost(1, 'released'));
+      },
+    });
+    const [e40] = seen([40]);
+    r.hand(e40!, block(40), [
+      { stream: stream('a'), refs: [] },
+      { stream: stream('b'), refs: [] },
+    ]);
+    await r.end('a40');
+    await r.end('b40');
+    expect(await until(() => r.staged.length === 2 && !takeBack, 2_000)).toBe(true);
+    await clock.advance(1_000);
+    await r.lanes.settled();
+    try {
+      // a's webhook, staged and sent by the first try, is not staged again; b's waits for partition 1's next owner.
+      expect(r.staged).toEqual(['a40', 'b40']);
+      expect([stagedIn(store, e40!, 0)('a'), stagedIn(store, e40!, 1)('b')]).toEqual([true, false]);
+    } finally {
+      store.transact(() => {
+        store.remove('blockEvents', e40!.key);
+        store.removeRange('matchMarks', { start: `${e40!.key}/`, end: `${e40!.key}/\uffff`, limit: Infinity });
+      });
     }
   });
 
