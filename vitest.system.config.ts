@@ -1,9 +1,9 @@
 import { defineConfig } from 'vitest/config';
 
 // `npm run test:system`: the suites too slow for `npm test` (bench smoke runs, the cluster of three nodes with its
-// kills, the dashboard in chromium-headless-shell), run after it by .ci/run. The script builds dist/ and dist-bench/ first. One file
-// at a time: the cluster's file runs three servers, anvil and nats-server on wall-time leases, and would share the
-// machine's two cores with another file's servers otherwise.
+// kills, the dashboard in chromium-headless-shell), run after it by .ci/run. The script builds dist/ and dist-bench/
+// first, then runs the bench smoke runs at the lowest CPU priority beside the others (test/system/lanes.mjs). One
+// file at a time in each: the cluster's files run three servers, anvil and nats-server on wall-time leases.
 export default defineConfig({
   test: {
     include: ['test/system/**/*.test.ts'],

@@ -1,0 +1,56 @@
+/**
+ * `npm run test:system` (after the build): the system suites in two vitest runs at once. The bench smoke runs keep
+ * both cores busy; the cluster's suites, the dashboard's and the rest mostly wait on leases, kills and outages (a
+ * quarter of two cores on average, measured with /proc/stat while the suites ran one after another). So the bench
+ * smoke runs go at the lowest CPU priority (nice 19) beside the others: they take what the others leave, and the
+ * others' wall-time rules see the machine as if the benches were not there. The benches' output is printed whole once
+ * they end; the others' as it comes. Files named on the command line run in one vitest run, as `vitest run` would.
+ * Plain JavaScript: it starts vitest, before any TypeScript tooling.
+ */
+import { spawn } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { setPriority } from 'node:os';
+
+const VITEST = ['node_modules/vitest/vitest.mjs', 'run', '--config', 'vitest.system.config.ts'];
+const BACKGROUND = ['test/system/bench-smoke.test.ts'];
+
+/** Runs vitest on `files`; `background`: niced, its output kept until it ends. Answers its exit code. */
+function lane(files, background) {
+  const child = spawn(process.execPath, [...VITEST, ...files], {
+    stdio: ['ignore', background ? 'pipe' : 'inherit', background ? 'pipe' : 'inherit'],
+  });
+  children.add(child);
+  // Set before vitest forks its workers, which inherit it, as do the processes they start.
+  if (background) setPriority(child.pid, 19);
+  const out = [];
+  child.stdout?.on('data', (chunk) => out.push(chunk));
+  child.stderr?.on('data', (chunk) => out.push(chunk));
+  return new Promise((resolve) =>
+    child.on('close', (code, signal) => {
+      children.delete(child);
+      if (background) process.stdout.write(Buffer.concat(out));
+      resolve(code ?? (signal === null ? 1 : 128));
+    }),
+  );
+}
+
+const children = new Set();
+for (const signal of ['SIGINT', 'SIGTERM'])
+  process.on(signal, () => {
+    for (const child of children) child.kill(signal);
+  });
+
+const named = process.argv.slice(2);
+const codes = await (named.length > 0
+  ? Promise.all([lane(named, false)])
+  : Promise.all([
+      lane(BACKGROUND, true),
+      lane(
+        readdirSync('test/system')
+          .filter((f) => f.endsWith('.test.ts'))
+          .map((f) => `test/system/${f}`)
+          .filter((f) => !BACKGROUND.includes(f)),
+        false,
+      ),
+    ]));
+process.exitCode = codes.find((code) => code !== 0) ?? 0;
