@@ -171,12 +171,16 @@ export class BitcoinMempool {
       await settleAfter(commit, () => staged);
     } catch (err) {
       if (!committed) throw err;
-      // Committed, then taken back from this store (its partition lost before the publish): not sent, as far as
-      // the record goes, so the next poll stages them again (its next owner's, at least once).
-      await kv.transactAsync(() => here.forEach((item) => kv.remove('btcMempool', sent(item))));
+      // Committed, then units of it taken back from this store (their partitions lost before the publish): those
+      // webhooks are not sent, as far as the record goes, so the next poll has them staged (by their next owner, at
+      // least once). Those of the partitions still owned were published: recorded, they are not staged twice.
+      const { elsewhere } = this.deps;
+      const lost = elsewhere === undefined ? here : here.filter((item) => elsewhere.partitionOf(item.streamId) !== undefined);
+      await kv.transactAsync(() => lost.forEach((item) => kv.remove('btcMempool', sent(item))));
       log.warn('mempool webhooks were taken back with their partition; staged again at the next poll', {
         chain: this.deps.chain,
         txid: tx.txid,
+        webhooks: lost.length,
         err,
       });
       return false;
