@@ -8,6 +8,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { jsonRpcUpstream } from '../http/clients/rpc.js';
+import { minedReceipt } from '../test/kit/anvil-rpc.js';
 import { percentile, round } from './report.js';
 
 /** anvil's first dev account (unlocked: eth_sendTransaction signs with it). */
@@ -97,13 +98,7 @@ export async function announced(anvilUrl: string): Promise<Announced> {
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   const hook = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
 
-  const minedIn = async (hash: string): Promise<number> => {
-    for (;;) {
-      const receipt = await rpc.call<{ blockNumber: string } | null>('eth_getTransactionReceipt', [hash]);
-      if (receipt !== null) return Number(receipt.blockNumber);
-      await new Promise((r) => setTimeout(r, 1));
-    }
-  };
+  const minedIn = async (hash: string): Promise<number> => Number((await minedReceipt(rpc, hash)).blockNumber);
   const pay = async (to: string): Promise<number> =>
     minedIn(await rpc.call<string>('eth_sendTransaction', [{ from: FROM, to, value: '0x1' }]));
 

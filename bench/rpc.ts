@@ -15,6 +15,7 @@ import { startAnvil } from '../http/clients/anvil.js';
 import { jsonRpcUpstream } from '../http/clients/rpc.js';
 import { TRANSFER } from '../engine/evm/store.js';
 import { startProcess } from '../test/kit/proc.js';
+import { minedReceipt } from '../test/kit/anvil-rpc.js';
 import { BIN, percentile, printRows, report, round, sized } from './report.js';
 
 const BLOCKS = Number(process.env['BENCH_BLOCKS'] ?? sized(200, 16));
@@ -114,9 +115,7 @@ async function main(): Promise<void> {
     // Two emitters, then blocks of 2 + 2 calls: the log query keeps one contract's logs out of each block's four.
     const created: string[] = [];
     for (const from of ACCOUNTS) created.push(await node.call<string>('eth_sendTransaction', [{ from, data: INIT }]));
-    const contracts = await Promise.all(
-      created.map(async (h) => (await node.call<{ contractAddress: string }>('eth_getTransactionReceipt', [h])).contractAddress),
-    );
+    const contracts = await Promise.all(created.map(async (h) => (await minedReceipt(node, h)).contractAddress!));
     await node.call('evm_setAutomine', [false]);
     for (let b = 0; b < BLOCKS; b++) {
       for (let i = 0; i < TXS_PER_CONTRACT; i++) {

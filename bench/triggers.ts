@@ -20,6 +20,7 @@ import { DEFAULT_LIMITS, TRIGGER_BUDGET_MS, TRIGGER_GAS, TRIGGER_SHARE_MS } from
 import { startAnvil } from '../http/clients/anvil.js';
 import { jsonRpcUpstream } from '../http/clients/rpc.js';
 import { startProcess } from '../test/kit/proc.js';
+import { minedReceipt } from '../test/kit/anvil-rpc.js';
 import { BIN, percentile, printRows, report, round, sized } from './report.js';
 
 const TXS = Number(process.env['BENCH_TXS'] ?? sized(40, 3));
@@ -126,9 +127,7 @@ export async function victimBesideTriggers(opts: TriggersRun): Promise<Record<st
     let lost = 0;
     for (let i = 0; i < count; i++) {
       const hash = await rpc.call<string>('eth_sendTransaction', [{ from: FROM, to: WATCHED, value: '0x1' }]);
-      let receipt: { blockNumber: string } | null = null;
-      while ((receipt = await rpc.call<{ blockNumber: string } | null>('eth_getTransactionReceipt', [hash])) === null)
-        await new Promise((r) => setTimeout(r, 1));
+      const receipt = await minedReceipt(rpc, hash);
       const mined = performance.now();
       const n = Number(receipt.blockNumber);
       const key = `/victim/${n}`;

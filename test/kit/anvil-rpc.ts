@@ -9,3 +9,26 @@ export async function anvilRpc<T>(url: string, method: string, params: unknown[]
   if (body.error !== undefined) throw new Error(`${method}: ${JSON.stringify(body.error)}`);
   return body.result as T;
 }
+
+/** A JSON-RPC client's call (http/clients/rpc.ts jsonRpcUpstream, or the like). */
+interface Caller {
+  call<T>(method: string, params: unknown[]): Promise<T>;
+}
+
+/**
+ * The receipt of a transaction sent to anvil, once it is mined: with automine, anvil may answer eth_sendTransaction
+ * before the block is, so a receipt asked at once can be null. Throws after `withinMs`.
+ */
+export async function minedReceipt<R extends { blockNumber: string } = { blockNumber: string; contractAddress: string | null }>(
+  rpc: Caller,
+  hash: string,
+  withinMs = 30_000,
+): Promise<R> {
+  const until = performance.now() + withinMs;
+  for (;;) {
+    const receipt = await rpc.call<R | null>('eth_getTransactionReceipt', [hash]);
+    if (receipt !== null) return receipt;
+    if (performance.now() > until) throw new Error(`transaction ${hash} not mined within ${withinMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+}

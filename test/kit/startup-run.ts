@@ -8,6 +8,7 @@ import { freePort, startAnvil, type Anvil } from '../../http/clients/anvil.js';
 import { jsonRpcUpstream } from '../../http/clients/rpc.js';
 import type { Hold } from '../../app/server.js';
 import { startProcess, type Listening } from './proc.js';
+import { minedReceipt } from './anvil-rpc.js';
 import { watchAtScale, type Scale } from './startup-store.js';
 
 /**
@@ -331,9 +332,5 @@ const mine = (anvil: Anvil, n: number): Promise<unknown> => jsonRpcUpstream(anvi
 async function transfer(anvil: Anvil, to: string): Promise<number> {
   const rpc = jsonRpcUpstream(anvil.url);
   const hash = await rpc.call<string>('eth_sendTransaction', [{ from: FROM, to, value: '0x1' }]);
-  for (;;) {
-    const receipt = await rpc.call<{ blockNumber: string } | null>('eth_getTransactionReceipt', [hash]);
-    if (receipt !== null) return Number(receipt.blockNumber);
-    await new Promise((r) => setTimeout(r, 10));
-  }
+  return Number((await minedReceipt(rpc, hash)).blockNumber);
 }
