@@ -1,4 +1,5 @@
 import type { Clock } from '../clock.js';
+import { UnitsTakenBack } from '../cluster/partition-log.js';
 import type { Dispatcher, Staged } from '../delivery/dispatcher.js';
 import { settleAfter, type EnqueueItem } from '../delivery/enqueue.js';
 import { streamKey } from '../delivery/dispatcher.js';
@@ -39,7 +40,7 @@ export interface MempoolDeps {
   sets: FilterSets;
   windows: XpubWindows;
   grown(streamId: string): void;
-  dispatcher: Pick<Dispatcher, 'stage'>;
+  dispatcher: Pick<Dispatcher, 'stage' | 'partitionOfStream'>;
   /** A cluster node's streams whose webhooks another node stages (their partition's owner); none in one process. */
   elsewhere?: StagedElsewhere;
 }
@@ -173,9 +174,10 @@ export class BitcoinMempool {
       if (!committed) throw err;
       // Committed, then units of it taken back from this store (their partitions lost before the publish): those
       // webhooks are not sent, as far as the record goes, so the next poll has them staged (by their next owner, at
-      // least once). Those of the partitions still owned were published: recorded, they are not staged twice.
-      const { elsewhere } = this.deps;
-      const lost = elsewhere === undefined ? here : here.filter((item) => elsewhere.partitionOf(item.streamId) !== undefined);
+      // least once). Those of the partitions whose units were published are recorded: not staged twice.
+      const taken = err instanceof UnitsTakenBack ? err.partitions : undefined;
+      const lost =
+        taken === undefined ? here : here.filter((item) => taken.has(this.deps.dispatcher.partitionOfStream(item.streamId) ?? -1));
       await kv.transactAsync(() => lost.forEach((item) => kv.remove('btcMempool', sent(item))));
       log.warn('mempool webhooks were taken back with their partition; staged again at the next poll', {
         chain: this.deps.chain,

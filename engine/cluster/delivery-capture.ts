@@ -2,6 +2,7 @@ import { type QueueMeta, queuePartition } from '../delivery/kv-queue.js';
 import { taggedPartition } from '../delivery/records.js';
 import type { StreamPartition, UnitCapture } from '../delivery/unit.js';
 import type { Entry, Kv, KvOverlay, OverlayOptions, Table } from '../ports.js';
+import { PartitionLost, UnitsTakenBack } from './partition-log.js';
 import type { PendingUnit, RowWrite } from './partitions.js';
 
 /**
@@ -228,11 +229,15 @@ export class DeliveryCapture implements UnitCapture {
       const durable = this.durable.get(this.next);
       this.durable.delete(this.next++);
       const submitted = ok && units.length > 0 ? this.listener(units) : undefined;
+      // Answered once every partition's unit settled, naming those taken back: a caller then knows what stays.
       if (durable !== undefined)
-        Promise.all(submitted ?? []).then(
-          () => durable.resolve(),
-          (err: unknown) => durable.reject(err),
-        );
+        void Promise.allSettled(submitted ?? []).then((results) => {
+          const taken = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
+          if (taken.length === 0) durable.resolve();
+          else if (taken.every((err) => err instanceof PartitionLost))
+            durable.reject(new UnitsTakenBack(new Set(taken.map((err) => (err as PartitionLost).partition)), taken[0]));
+          else durable.reject(taken[0]);
+        });
     }
   }
 }

@@ -34,6 +34,20 @@ export class PartitionLost extends Error {
   }
 }
 
+/**
+ * A transaction's units of which some were taken back (PartitionLost each), told once every unit of it settled: the
+ * partitions whose units were taken back. The others' are durable in their logs: what they staged stays (and may be
+ * sent already).
+ */
+export class UnitsTakenBack extends Error {
+  constructor(
+    readonly partitions: ReadonlySet<number>,
+    first: unknown,
+  ) {
+    super(first instanceof Error ? first.message : String(first));
+  }
+}
+
 export interface PartitionLog {
   /**
    * This node took the partition's lease at `revision`: resolves true once it has applied the partition's log up to

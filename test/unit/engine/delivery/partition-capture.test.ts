@@ -3,6 +3,7 @@ import xxhash from 'xxhash-wasm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type PendingUnit, type RowWrite, applyPartitionChange, partitionOf, takeBack } from '../../../../engine/cluster/partitions.js';
 import { DELIVERY_TABLES, DeliveryCapture } from '../../../../engine/cluster/delivery-capture.js';
+import { PartitionLost, UnitsTakenBack } from '../../../../engine/cluster/partition-log.js';
 import type { QueueMeta } from '../../../../engine/delivery/kv-queue.js';
 import type { StoredLog } from '../../../../engine/delivery/records.js';
 import { evm } from '../../../../engine/evm/index.js';
@@ -214,6 +215,44 @@ describe('delivery units captured per partition', () => {
       expect(told).toEqual(['t/b', 't/c']);
       capture.committed(d);
       expect(told).toEqual(['t/b', 't/c', 't/d']);
+    } finally {
+      await store.close();
+      rmSync(store.path, { recursive: true, force: true });
+    }
+  });
+
+  it('answers a transaction durable once every partition’s unit settled, naming those taken back', async () => {
+    const store = openStore(tempDir());
+    try {
+      // A rate per URL, URL x in partition 1 and y in 2; the log takes 1's unit back at once and publishes 2's later.
+      let publish2 = (): void => {};
+      const capture = new DeliveryCapture(
+        store,
+        (_tenant, url) => (url === 'x' ? 1 : 2),
+        (units) =>
+          units.map((u) =>
+            u.change.partition === 1
+              ? Promise.reject(new PartitionLost(1, 'superseded'))
+              : new Promise<void>((resolve) => (publish2 = resolve)),
+          ),
+      );
+      const n = store.transact(() => {
+        capture.kv.put('rates', 't/x', 99);
+        capture.kv.put('rates', 't/y', 99);
+        return capture.seal();
+      });
+      let answer: unknown;
+      const durable = capture.committed(n).then(
+        () => (answer = 'durable'),
+        (err: unknown) => (answer = err),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(answer).toBeUndefined();
+      publish2();
+      await durable;
+      expect(answer).toBeInstanceOf(UnitsTakenBack);
+      expect([...(answer as UnitsTakenBack).partitions]).toEqual([1]);
+      expect((answer as UnitsTakenBack).message).toContain('partition 1 is not this node');
     } finally {
       await store.close();
       rmSync(store.path, { recursive: true, force: true });
