@@ -86,8 +86,12 @@ function unconfirmed(payload: Record<string, unknown>): { chain: string; block: 
 }
 
 /** The matcher stages its webhooks inside its transaction (the bodies built); they are enqueued once that committed. */
-export function tracedEnqueue(dispatcher: Pick<Dispatcher, 'prepare' | 'stage'>, mark: Mark): Pick<Dispatcher, 'prepare' | 'stage'> {
+export function tracedEnqueue(
+  dispatcher: Pick<Dispatcher, 'prepare' | 'stage' | 'partitionOfStream'>,
+  mark: Mark,
+): Pick<Dispatcher, 'prepare' | 'stage' | 'partitionOfStream'> {
   return {
+    partitionOfStream: (id) => dispatcher.partitionOfStream(id),
     prepare: (items) => dispatcher.prepare(items),
     stage(items) {
       const blocks = items.map(({ payload }) => unconfirmed(payload)).filter((u) => u !== undefined);

@@ -107,7 +107,7 @@ export class ChainLanes {
     private readonly chain: string,
     private readonly kv: Kv,
     private readonly clock: Clock,
-    private readonly dispatcher: Pick<Dispatcher, 'prepare' | 'stage'>,
+    private readonly dispatcher: Pick<Dispatcher, 'prepare' | 'stage' | 'partitionOfStream'>,
     private readonly build: BuildWebhook,
     private readonly log: Logger,
     private readonly opts: LaneOptions,
@@ -348,6 +348,9 @@ export class ChainLanes {
     const rows = new Map<string, (streamId: string) => boolean>();
     return (o) => {
       const partition = o.open.partitionOf.get(o.streamId!)!;
+      // The mark is in the stream's partition's unit, its webhook in its queue's: in another partition (a stream
+      // moving), that unit may have been taken back alone. Staged again then: sent twice at worst, never lost.
+      if (this.dispatcher.partitionOfStream(o.streamId!) !== partition) return false;
       const key = `${idOf(o.open.event)}#${partition}`;
       let marked = rows.get(key);
       if (marked === undefined) rows.set(key, (marked = stagedIn(this.kv, o.open.event, partition)));

@@ -104,9 +104,13 @@ function everyBlockMatches(streams: ReadonlyArray<{ id: string; tenantId: string
   return { watchlist, pool };
 }
 
-/** A dispatcher that notes each webhook once staged, as `name(stream):block:s|c`. */
-function notingDispatcher(staged: string[], name: (streamId: string) => string = (id) => id): Pick<Dispatcher, 'prepare' | 'stage'> {
+/** A dispatcher that notes each webhook once staged, as `name(stream):block:s|c`; each stream's queue in PARTITION's. */
+function notingDispatcher(
+  staged: string[],
+  name: (streamId: string) => string = (id) => id,
+): Pick<Dispatcher, 'prepare' | 'stage' | 'partitionOfStream'> {
   return {
+    partitionOfStream: (id) => PARTITION[id],
     prepare: async (items) => items.map((i) => ({ ...i })),
     stage: (items) => ({
       results: items.map(() => 'queued' as const),
