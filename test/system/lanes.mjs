@@ -3,33 +3,35 @@
  * both cores busy; the cluster's suites, the dashboard's and the rest mostly wait on leases, kills and outages (a
  * quarter of two cores on average, measured with /proc/stat while the suites ran one after another). So the bench
  * smoke runs go at the lowest CPU priority (nice 19) beside the others: they take what the others leave, and the
- * others' wall-time rules see the machine as if the benches were not there. The benches' output is printed whole once
- * they end; the others' as it comes. Files named on the command line run in one vitest run, as `vitest run` would.
+ * others' wall-time rules see the machine as if the benches were not there. Both print as they go, each line of the
+ * benches' marked `[bench smoke]`. Files named on the command line run in one vitest run, as `vitest run` would.
  * Plain JavaScript: it starts vitest, before any TypeScript tooling.
  */
 import { spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
-import { setPriority } from 'node:os';
+import { constants as osConstants, setPriority } from 'node:os';
+import { createInterface } from 'node:readline';
 
 const VITEST = ['node_modules/vitest/vitest.mjs', 'run', '--config', 'vitest.system.config.ts'];
 const BACKGROUND = ['test/system/bench-smoke.test.ts'];
 
-/** Runs vitest on `files`; `background`: niced, its output kept until it ends. Answers its exit code. */
+/** Runs vitest on `files`; `background`: niced, each line of its output marked. Answers its exit code. */
 function lane(files, background) {
   const child = spawn(process.execPath, [...VITEST, ...files], {
     stdio: ['ignore', background ? 'pipe' : 'inherit', background ? 'pipe' : 'inherit'],
   });
   children.add(child);
   // Set before vitest forks its workers, which inherit it, as do the processes they start.
-  if (background) setPriority(child.pid, 19);
-  const out = [];
-  child.stdout?.on('data', (chunk) => out.push(chunk));
-  child.stderr?.on('data', (chunk) => out.push(chunk));
+  if (background && child.pid !== undefined) setPriority(child.pid, 19);
+  for (const [from, to] of [
+    [child.stdout, process.stdout],
+    [child.stderr, process.stderr],
+  ])
+    if (from) createInterface({ input: from }).on('line', (line) => to.write(`[bench smoke] ${line}\n`));
   return new Promise((resolve) =>
     child.on('close', (code, signal) => {
       children.delete(child);
-      if (background) process.stdout.write(Buffer.concat(out));
-      resolve(code ?? (signal === null ? 1 : 128));
+      resolve(code ?? 128 + (signal === null ? 0 : osConstants.signals[signal]));
     }),
   );
 }
