@@ -12,6 +12,7 @@ import {
 import type { Logger } from '../engine/log.js';
 import { bucketEntries } from './buckets.js';
 import type { BusConnection } from './connect.js';
+import { onceAssigned } from './streams.js';
 
 /**
  * The leases in the JetStream KV bucket `chainpost-leases`: a key per chain and per delivery partition, its value the
@@ -111,11 +112,11 @@ async function openLeases<F extends string, N>(
   // (bus/streams.ts), so raising CHAINPOST_NATS_REPLICAS on a grown NATS cluster copies the leases too.
   const setup = await jetstreamManager(bus.nc);
   const stream = `KV_${LEASES_BUCKET}`;
-  if ((await setup.streams.info(stream)).config.num_replicas !== bucket.replicas)
+  if ((await onceAssigned(() => setup.streams.info(stream))).config.num_replicas !== bucket.replicas)
     await setup.streams.update(stream, { num_replicas: bucket.replicas });
   // The server expires the keys by the bucket's TTL, which the first node set: this node's timings follow it, or
   // it could count a lease held after the server removed it.
-  const ttl = (await kv.status()).ttl;
+  const ttl = (await onceAssigned(() => kv.status())).ttl;
   if (ttl <= 0)
     throw new Error(
       `the NATS KV bucket ${LEASES_BUCKET} has no TTL, so a lease would outlive its node: delete the bucket (chainpost creates it again)`,

@@ -7,6 +7,7 @@ import {
   type StreamConfig,
 } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
+import { retryWaitMs } from './waits.js';
 
 /** The control plane's log: every configuration change of the cluster, in the one order every node applies. */
 export const CONTROL_STREAM = 'CHAINPOST_CONTROL';
@@ -88,6 +89,25 @@ async function ensureStream(jsm: JetStreamManager, name: string, subjects: strin
   }
   if (found.num_replicas !== wanted.num_replicas || found.max_age !== wanted.max_age)
     await jsm.streams.update(name, { ...found, ...wanted });
+}
+
+/**
+ * `read`, asked again while JetStream answers that the stream is not found, for `withinMs` at most: on a NATS cluster
+ * a stream just created, or given other replicas, is assigned to its servers a moment after that answer, and a read
+ * meanwhile can be told it is not found (a CI run: the lease bucket's status read right after its create, on three
+ * servers).
+ */
+export async function onceAssigned<T>(read: () => Promise<T>, withinMs = 10_000): Promise<T> {
+  const until = performance.now() + withinMs;
+  for (let failures = 0; ; failures++) {
+    try {
+      return await read();
+    } catch (err) {
+      const left = until - performance.now();
+      if (!(err instanceof JetStreamApiError && err.code === JetStreamApiCodes.StreamNotFound) || left <= 0) throw err;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(retryWaitMs(failures, 500), left)));
+    }
+  }
 }
 
 /**
