@@ -1,11 +1,12 @@
 /**
- * `npm run test:system` (after the build): the system suites in two vitest runs at once. The bench smoke runs keep
- * both cores busy; the cluster's suites, the dashboard's and the rest mostly wait on leases, kills and outages (a
- * quarter of two cores on average, measured with /proc/stat while the suites ran one after another). So the bench
- * smoke runs go at the lowest CPU priority (nice 19) beside the others: they take what the others leave, and the
- * others' wall-time rules see the machine as if the benches were not there. Both print as they go, each line of the
- * benches' marked `[bench smoke]`. Files named on the command line run in one vitest run, as `vitest run` would.
- * Plain JavaScript: it starts vitest, before any TypeScript tooling.
+ * `npm run test:system` (after the build): the system suites, the bench smoke runs beside the others. The bench
+ * smoke runs keep both cores busy; the cluster's suites, the dashboard's and the rest mostly wait on leases, kills
+ * and outages (a quarter of two cores on average, measured with /proc/stat while the suites ran one after another).
+ * So the bench smoke runs go at the lowest CPU priority (nice 19) beside those suites, and the suites that time
+ * takeovers, elections and outages against lease TTLs (QUIET) run after both, alone.
+ * Nice orders the CPU only: the disks' writes (LMDB's and JetStream's fsyncs) are shared as they come. Every run
+ * prints as it goes, each line of the benches' marked `[bench smoke]`. Files named on the command line run in one
+ * vitest run, as `vitest run` would. Plain JavaScript: it starts vitest, before any TypeScript tooling.
  */
 import { spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
@@ -14,6 +15,17 @@ import { createInterface } from 'node:readline';
 
 const VITEST = ['node_modules/vitest/vitest.mjs', 'run', '--config', 'vitest.system.config.ts'];
 const BACKGROUND = ['test/system/bench-smoke.test.ts'];
+/** The suites that time takeovers, elections and outages against lease TTLs: run once the bench smoke runs ended. */
+const QUIET = [
+  'bus-leases',
+  'bus-partitions-replicas',
+  'cluster',
+  'cluster-chain-replicas',
+  'cluster-chains',
+  'cluster-kill',
+  'cluster-kill-replicas',
+  'cluster-replicas',
+].map((name) => `test/system/${name}.test.ts`);
 
 /** Runs vitest on `files`; `background`: niced, each line of its output marked. Answers its exit code. */
 function lane(files, background) {
@@ -43,16 +55,23 @@ for (const signal of ['SIGINT', 'SIGTERM'])
   });
 
 const named = process.argv.slice(2);
-const codes = await (named.length > 0
-  ? Promise.all([lane(named, false)])
-  : Promise.all([
-      lane(BACKGROUND, true),
-      lane(
-        readdirSync('test/system')
-          .filter((f) => f.endsWith('.test.ts'))
-          .map((f) => `test/system/${f}`)
-          .filter((f) => !BACKGROUND.includes(f)),
-        false,
-      ),
-    ]));
+const suites = readdirSync('test/system')
+  .filter((f) => f.endsWith('.test.ts'))
+  .map((f) => `test/system/${f}`);
+const codes =
+  named.length > 0
+    ? [await lane(named, false)]
+    : [
+        ...(await Promise.all([
+          lane(BACKGROUND, true),
+          lane(
+            suites.filter((f) => !BACKGROUND.includes(f) && !QUIET.includes(f)),
+            false,
+          ),
+        ])),
+        await lane(
+          suites.filter((f) => QUIET.includes(f)),
+          false,
+        ),
+      ];
 process.exitCode = codes.find((code) => code !== 0) ?? 0;
