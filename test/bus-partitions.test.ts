@@ -166,10 +166,19 @@ function counted(store: Store): { kv: Kv; transactions: () => number } {
   return { kv, transactions: () => n };
 }
 
-/** The store, its writes of `key` failing (a disk failing mid-transaction, as a crash would leave it). */
-function failingAt(store: Store, key: string): Kv {
+/**
+ * The store, its writes of `key` failing (a disk failing mid-transaction, as a crash would leave it); each key it was
+ * asked to write noted in `tried` with the number of its write transaction.
+ */
+function failingAt(store: Store, key: string, tried: Array<[transaction: number, key: string]> = []): Kv {
   const kv: Kv = Object.create(store);
+  let n = 0;
+  kv.transactAsync = (fn) => {
+    n++;
+    return store.transactAsync(fn);
+  };
   kv.putRaw = (table, k, bytes) => {
+    tried.push([n, String(k)]);
     if (k === key) throw new Error('the disk failed');
     store.putRaw(table, k, bytes);
   };
@@ -440,14 +449,24 @@ describe('the partition log over NATS JetStream', () => {
       await publish(a, 22, [['stats', 's', '3']]);
       await publish(a, 22, [['queue', 'q4', '4']]);
       await publish(a, 22, [['queue', 'q', '5']]);
-      // Started again with 2 to 5 in the stream, delivered together: the write of message 4's row fails.
-      b = await s.node('b', { dir: b.dir, kv: (store) => failingAt(store, 'q4') });
+      // Started again with 2 to 5 in the stream: the write of message 4's row fails. The batch holding it is what the
+      // consumer delivered with it: 2 to 5 at once, mostly; fewer when they came in more than one read of the socket.
+      const tried: Array<[number, string]> = [];
+      b = await s.node('b', { dir: b.dir, kv: (store) => failingAt(store, 'q4', tried) });
       expect(await until(() => b.log.unable() !== undefined, WITHIN_MS)).toBe(true);
       expect(b.log.unable()).toContain('its store could not be written');
-      expect(b.applied).toEqual([]);
-      expect(rows(b)).toEqual(['queue q = 1']);
-      expect([position(b, PARTITIONS_SEQ), position(b, 'partitionSeq/22')]).toEqual([1, 1]);
-      expect(b.log.applied()).toMatchObject({ seq: 1 });
+      // The messages whose rows the failed transaction wrote (message 2's `q` and `h2`, 3's `s`, 4's `q4`): none
+      // applied; every message before them applied.
+      const messageOf: Record<string, number> = { q: 2, h2: 2, s: 3, q4: 4 };
+      const failedIn = tried.find(([, k]) => k === 'q4')![0];
+      const failed = [...new Set(tried.filter(([n, k]) => n === failedIn && k in messageOf).map(([, k]) => messageOf[k]!))];
+      const before = [2, 3].filter((m) => m < Math.min(...failed));
+      expect(failed).toEqual([2, 3, 4].filter((m) => m >= Math.min(...failed)));
+      expect(b.applied).toEqual(before);
+      expect(rows(b).filter((r) => r.startsWith('stats ') || r.includes(' q4 '))).toEqual(before.includes(3) ? ['stats s = 3'] : []);
+      expect([position(b, PARTITIONS_SEQ), position(b, 'partitionSeq/22')]).toEqual([1 + before.length, 1 + before.length]);
+      expect(b.log.applied()).toMatchObject({ seq: 1 + before.length });
+      if (before.length === 0) expect(rows(b)).toEqual(['queue q = 1']);
       await s.stopNode(b);
       b = await s.node('b', { dir: b.dir });
       expect(await appliedTo(b, 5)).toBe(true);
