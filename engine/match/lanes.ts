@@ -87,6 +87,11 @@ interface Outcome {
   dropped?: boolean;
   /** In a batch whose commit failed: tried again, passing over the webhooks its marks name. */
   again?: boolean;
+  /**
+   * Set by a transaction that staged its webhook: whether a take-back that leaves its mark leaves the webhook too (the
+   * mark and the webhook in one partition's unit, or the webhook staged by another node's answer before).
+   */
+  markHolds?: boolean;
 }
 
 /** An event as handed: its key with the block it names (a reorg writes another block's event under the same key). */
@@ -293,7 +298,9 @@ export class ChainLanes {
   private async commit(batch: readonly Outcome[]): Promise<void> {
     const marked = batch.some((o) => o.again === true) ? this.markedStaged() : undefined;
     const built = batch.flatMap((o) =>
-      o.payload === null || marked?.(o) === true ? [] : [{ streamId: o.streamId!, payload: o.payload, event: o.open.event, open: o.open }],
+      o.payload === null || marked?.(o) === true
+        ? []
+        : [{ streamId: o.streamId!, payload: o.payload, event: o.open.event, open: o.open, outcome: o }],
     );
     const ready = await this.dispatcher.prepare(built);
     const away = await this.stageElsewhere(ready);
@@ -331,6 +338,9 @@ export class ChainLanes {
           keep ? [...removed].map((o) => ({ event: o.event, partitions: new Set(o.partitionOf.values()) })) : [],
         );
       const here = away.size === 0 ? kept : kept.filter((w) => !away.has(w));
+      // Read as it is staged: a retry reading it later may find the queue moved on (its old partition drained).
+      for (const w of kept)
+        w.outcome.markHolds = away.has(w) || this.dispatcher.partitionOfStream(w.streamId) === w.open.partitionOf.get(w.streamId);
       if (here.length > 0) staged = this.dispatcher.stage(newsFirst(here));
     });
     await settleAfter(commit, () => staged);
@@ -347,10 +357,10 @@ export class ChainLanes {
   private markedStaged(): (o: Outcome) => boolean {
     const rows = new Map<string, (streamId: string) => boolean>();
     return (o) => {
-      const partition = o.open.partitionOf.get(o.streamId!)!;
       // The mark is in the stream's partition's unit, its webhook in its queue's: in another partition (a stream
       // moving), that unit may have been taken back alone. Staged again then: sent twice at worst, never lost.
-      if (this.dispatcher.partitionOfStream(o.streamId!) !== partition) return false;
+      if (o.markHolds !== true) return false;
+      const partition = o.open.partitionOf.get(o.streamId!)!;
       const key = `${idOf(o.open.event)}#${partition}`;
       let marked = rows.get(key);
       if (marked === undefined) rows.set(key, (marked = stagedIn(this.kv, o.open.event, partition)));
