@@ -162,9 +162,12 @@ export class BitcoinMempool {
     const now = this.deps.clock.now();
     let staged: Staged | undefined;
     let committed = false;
+    /** Each webhook's queue partition, read as it is staged (a later read may find the queue moved on). */
+    let queuedIn: Array<number | undefined> = [];
     const commit = kv
       .transactAsync(() => {
         for (const item of recorded) kv.put('btcMempool', sent(item), now);
+        queuedIn = here.map((item) => this.deps.dispatcher.partitionOfStream(item.streamId));
         if (here.length > 0) staged = this.deps.dispatcher.stage(here);
       })
       .then(() => void (committed = true));
@@ -176,8 +179,7 @@ export class BitcoinMempool {
       // webhooks are not sent, as far as the record goes, so the next poll has them staged (by their next owner, at
       // least once). Those of the partitions whose units were published are recorded: not staged twice.
       const taken = err instanceof UnitsTakenBack ? err.partitions : undefined;
-      const lost =
-        taken === undefined ? here : here.filter((item) => taken.has(this.deps.dispatcher.partitionOfStream(item.streamId) ?? -1));
+      const lost = taken === undefined ? here : here.filter((_, i) => queuedIn[i] === undefined || taken.has(queuedIn[i]));
       await kv.transactAsync(() => lost.forEach((item) => kv.remove('btcMempool', sent(item))));
       log.warn('mempool webhooks were taken back with their partition; staged again at the next poll', {
         chain: this.deps.chain,
