@@ -31,9 +31,10 @@ export interface Staged {
 
 /**
  * Awaits the transaction in which `staged()` was staged: settles it once committed, or tells it that it failed (the
- * unit of work it was is never told committed), and rejects.
+ * unit of work it was is never told committed), and rejects; on a cluster node, answers once what it staged is
+ * durable in the partitions' logs, or rejects (UnitsTakenBack).
  */
-export async function settleAfter(commit: Promise<unknown>, staged: () => Staged | undefined): Promise<Promise<void> | undefined> {
+export async function settleAfter(commit: Promise<unknown>, staged: () => Staged | undefined): Promise<void> {
   try {
     await commit;
   } catch (err) {
@@ -41,7 +42,7 @@ export async function settleAfter(commit: Promise<unknown>, staged: () => Staged
     throw err;
   }
   staged()?.settle();
-  return staged()?.durable?.();
+  await staged()?.durable?.();
 }
 
 /** Stages webhooks inside the caller's write transaction; the caller settles them once it committed. */

@@ -9,8 +9,9 @@ export const STAGE_CHUNK = 200;
 
 /**
  * Stages prepared webhooks in write transactions of at most `size` each, and lets each chunk's webhooks leave once
- * its transaction committed (and, on a cluster node, answers once they are durable in the partition log): a failed chunk leaves those before it staged and stages none after it. Results are
- * in the order of the webhooks staged.
+ * its transaction committed; on a cluster node, the next chunk is staged once the one before is durable in the
+ * partition log. A failed chunk leaves those before it staged and stages none after it. Results are in the order of
+ * the webhooks staged.
  */
 export async function stageInChunks<I extends EnqueueItem & Prepared>(
   kv: Kv,
@@ -19,20 +20,17 @@ export async function stageInChunks<I extends EnqueueItem & Prepared>(
   size: number,
 ): Promise<EnqueueResult[]> {
   const results: EnqueueResult[] = [];
-  const durable: Array<Promise<void>> = [];
   for (let from = 0; from < items.length; from += size) {
     const chunk = items.slice(from, from + size);
     let staged: Staged | undefined;
-    const d = await settleAfter(
+    // On a cluster node, once durable in the partition log: a chunk is staged once the one before is.
+    await settleAfter(
       kv.transactAsync(() => {
         staged = stager.stage(chunk);
       }),
       () => staged,
     );
-    if (d !== undefined) durable.push(d);
     results.push(...staged!.results);
   }
-  // On a cluster node, answered once durable in the partition log: the chunks' publishes go on meanwhile.
-  await Promise.all(durable);
   return results;
 }
