@@ -2,9 +2,9 @@ import { defineConfig } from 'vitest/config';
 
 // `npm run test:system`: the suites too slow for `npm test` (bench smoke runs, the cluster of three nodes with its
 // kills, the dashboard in chromium-headless-shell), run after it by .ci/run. The script builds dist/ and dist-bench/
-// first, then runs the bench smoke runs at the lowest CPU priority beside the suites that time no takeover, election
-// or outage, and those after, alone (test/system/lanes.mjs). One file at a time in each: the cluster's files run
-// three servers, anvil and nats-server on wall-time leases.
+// first, then runs the bench smoke runs at the lowest CPU priority beside the suites whose lease waits are generous,
+// and the others after, alone (test/system/lanes.mjs). One file at a time in each: the cluster's files run three
+// servers, anvil and nats-server on wall-time leases.
 export default defineConfig({
   test: {
     include: ['test/system/**/*.test.ts'],

@@ -1,12 +1,13 @@
 /**
- * `npm run test:system` (after the build): the system suites, the bench smoke runs beside the others. The bench
- * smoke runs keep both cores busy; the cluster's suites, the dashboard's and the rest mostly wait on leases, kills
- * and outages (a quarter of two cores on average, measured with /proc/stat while the suites ran one after another).
- * So the bench smoke runs go at the lowest CPU priority (nice 19) beside those suites, and the suites that time
- * takeovers, elections and outages against lease TTLs (QUIET) run after both, alone.
- * Nice orders the CPU only: the disks' writes (LMDB's and JetStream's fsyncs) are shared as they come. Every run
- * prints as it goes, each line of the benches' marked `[bench smoke]`. Files named on the command line run in one
- * vitest run, as `vitest run` would. Plain JavaScript: it starts vitest, before any TypeScript tooling.
+ * `npm run test:system` (after the build): the system suites, the bench smoke runs beside some. The bench smoke runs
+ * keep both cores busy; the cluster's suites, the dashboard's and the rest mostly wait on leases, kills and outages (a
+ * quarter of two cores on average, measured with /proc/stat while the suites ran one after another). So the bench
+ * smoke runs go at the lowest CPU priority (nice 19) beside the suites whose waits are generous (BESIDE: no takeover,
+ * election or expiry timed within a few lease TTLs), and every other suite runs after both, alone: a new one too,
+ * until it is listed. Nice orders the CPU only: the disks' writes (LMDB's and JetStream's fsyncs) are shared as they
+ * come. Every run prints as it goes, each line of the benches' marked `[bench smoke]`. Files named on the command
+ * line run in one vitest run, as `vitest run` would. Plain JavaScript: it starts vitest, before any TypeScript
+ * tooling.
  */
 import { spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
@@ -15,17 +16,10 @@ import { createInterface } from 'node:readline';
 
 const VITEST = ['node_modules/vitest/vitest.mjs', 'run', '--config', 'vitest.system.config.ts'];
 const BACKGROUND = ['test/system/bench-smoke.test.ts'];
-/** The suites that time takeovers, elections and outages against lease TTLs: run once the bench smoke runs ended. */
-const QUIET = [
-  'bus-leases',
-  'bus-partitions-replicas',
-  'cluster',
-  'cluster-chain-replicas',
-  'cluster-chains',
-  'cluster-kill',
-  'cluster-kill-replicas',
-  'cluster-replicas',
-].map((name) => `test/system/${name}.test.ts`);
+/** The suites run beside the bench smoke runs: their waits on leases are 4 TTLs and more, or none. */
+const BESIDE = ['cluster-mempool', 'cluster-move', 'cluster-replay', 'cluster-rules', 'dashboard'].map(
+  (name) => `test/system/${name}.test.ts`,
+);
 
 /** Runs vitest on `files`; `background`: niced, each line of its output marked. Answers its exit code. */
 function lane(files, background) {
@@ -49,8 +43,10 @@ function lane(files, background) {
 }
 
 const children = new Set();
+let stopping = false;
 for (const signal of ['SIGINT', 'SIGTERM'])
   process.on(signal, () => {
+    stopping = true;
     for (const child of children) child.kill(signal);
   });
 
@@ -58,20 +54,14 @@ const named = process.argv.slice(2);
 const suites = readdirSync('test/system')
   .filter((f) => f.endsWith('.test.ts'))
   .map((f) => `test/system/${f}`);
-const codes =
-  named.length > 0
-    ? [await lane(named, false)]
-    : [
-        ...(await Promise.all([
-          lane(BACKGROUND, true),
-          lane(
-            suites.filter((f) => !BACKGROUND.includes(f) && !QUIET.includes(f)),
-            false,
-          ),
-        ])),
-        await lane(
-          suites.filter((f) => QUIET.includes(f)),
-          false,
-        ),
-      ];
+const unknown = [...BACKGROUND, ...BESIDE].filter((f) => !suites.includes(f));
+if (unknown.length > 0) throw new Error(`test/system/lanes.mjs names suites that are not there: ${unknown.join(', ')}`);
+const codes = named.length > 0 ? [await lane(named, false)] : await Promise.all([lane(BACKGROUND, true), lane(BESIDE, false)]);
+if (named.length === 0 && !stopping)
+  codes.push(
+    await lane(
+      suites.filter((f) => !BACKGROUND.includes(f) && !BESIDE.includes(f)),
+      false,
+    ),
+  );
 process.exitCode = codes.find((code) => code !== 0) ?? 0;
