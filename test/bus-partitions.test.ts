@@ -434,7 +434,7 @@ describe('the partition log over NATS JetStream', () => {
       expect([byCount.transactions(), byBytes.transactions()]).toEqual([3, 4]);
     }));
 
-  it.concurrent('applies none of a batch when its transaction fails midway, and all of it once started again', () =>
+  it.concurrent('applies none of a batch when its transaction fails midway, and all of it once started again', (ctx) =>
     scene(async (s) => {
       const a = await s.node('a');
       expect(await a.log.take(22, 1)).toBe(true);
@@ -473,6 +473,8 @@ describe('the partition log over NATS JetStream', () => {
       expect(b.applied).toEqual([2, 3, 4, 5]);
       expect(rows(b)).toEqual(rows(a));
       expect([position(b, PARTITIONS_SEQ), position(b, 'partitionSeq/22')]).toEqual([5, 5]);
+      // Message 4 alone in its batch: no message of a failed batch was there to be left out.
+      if (failed.length === 1) ctx.skip('message 4 came alone in its batch: nothing shown of a batch left out');
     }));
 
   it.concurrent('pauses publishing while the bus is down and resumes once it is back, nothing lost or doubled', () =>
