@@ -86,12 +86,8 @@ function unconfirmed(payload: Record<string, unknown>): { chain: string; block: 
 }
 
 /** The matcher stages its webhooks inside its transaction (the bodies built); they are enqueued once that committed. */
-export function tracedEnqueue(
-  dispatcher: Pick<Dispatcher, 'prepare' | 'stage' | 'partitionOfStream'>,
-  mark: Mark,
-): Pick<Dispatcher, 'prepare' | 'stage' | 'partitionOfStream'> {
+export function tracedEnqueue(dispatcher: Pick<Dispatcher, 'prepare' | 'stage'>, mark: Mark): Pick<Dispatcher, 'prepare' | 'stage'> {
   return {
-    partitionOfStream: (id) => dispatcher.partitionOfStream(id),
     prepare: (items) => dispatcher.prepare(items),
     stage(items) {
       const blocks = items.map(({ payload }) => unconfirmed(payload)).filter((u) => u !== undefined);
@@ -99,6 +95,7 @@ export function tracedEnqueue(
       const staged = dispatcher.stage(items);
       return {
         results: staged.results,
+        partitions: staged.partitions,
         failed: () => staged.failed(),
         settle() {
           // Marked before the deliveries start: enqueued comes before posted.

@@ -40,7 +40,7 @@ export interface MempoolDeps {
   sets: FilterSets;
   windows: XpubWindows;
   grown(streamId: string): void;
-  dispatcher: Pick<Dispatcher, 'stage' | 'partitionOfStream'>;
+  dispatcher: Pick<Dispatcher, 'stage'>;
   /** A cluster node's streams whose webhooks another node stages (their partition's owner); none in one process. */
   elsewhere?: StagedElsewhere;
 }
@@ -162,12 +162,9 @@ export class BitcoinMempool {
     const now = this.deps.clock.now();
     let staged: Staged | undefined;
     let committed = false;
-    /** Each webhook's queue partition, read as it is staged (a later read may find the queue moved on). */
-    let queuedIn: Array<number | undefined> = [];
     const commit = kv
       .transactAsync(() => {
         for (const item of recorded) kv.put('btcMempool', sent(item), now);
-        queuedIn = here.map((item) => this.deps.dispatcher.partitionOfStream(item.streamId));
         if (here.length > 0) staged = this.deps.dispatcher.stage(here);
       })
       .then(() => void (committed = true));
@@ -177,9 +174,11 @@ export class BitcoinMempool {
       if (!committed) throw err;
       // Committed, then units of it taken back from this store (their partitions lost before the publish): those
       // webhooks are not sent, as far as the record goes, so the next poll has them staged (by their next owner, at
-      // least once). Those of the partitions whose units were published are recorded: not staged twice.
+      // least once). Those of the partitions whose units were published are recorded: not staged twice. Each by the
+      // partition it was staged in (a read now may find its queue moved on).
       const taken = err instanceof UnitsTakenBack ? err.partitions : undefined;
-      const lost = taken === undefined ? here : here.filter((_, i) => queuedIn[i] === undefined || taken.has(queuedIn[i]));
+      const at = staged!.partitions;
+      const lost = taken === undefined ? here : here.filter((_, i) => at[i] === undefined || taken.has(at[i]));
       await kv.transactAsync(() => lost.forEach((item) => kv.remove('btcMempool', sent(item))));
       log.warn('mempool webhooks were taken back with their partition; staged again at the next poll', {
         chain: this.deps.chain,

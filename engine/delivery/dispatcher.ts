@@ -375,7 +375,8 @@ export class Dispatcher {
     const wentToError: DeliveryStream[] = [];
     const touched = new Set<string>();
     const unit = this.units.begin();
-    const results = items.map(({ streamId, payload, ready }): EnqueueResult => {
+    const partitions: Array<number | undefined> = [];
+    const results = items.map(({ streamId, payload, ready }, i): EnqueueResult => {
       const tenant = this.reads.tenantOf(streamId);
       if (tenant === undefined) return 'dropped';
       const s = unit.stream(tenant, streamId);
@@ -384,6 +385,7 @@ export class Dispatcher {
       if (fate === 'drop') return 'dropped';
       const summary = ready?.summary ?? summarize(payload);
       const partition = unit.partition(s);
+      partitions[i] = partition;
       unit.records.bump(tenant, streamId, partition, {
         totalLogsProcessed: summary.logs,
         totalTxsProcessed: summary.txs,
@@ -404,6 +406,7 @@ export class Dispatcher {
     let durable: Promise<void> | undefined;
     return {
       results,
+      partitions,
       failed: () => unit.failed(),
       settle: () => {
         // The enqueue is answered once durable; the sends do not wait for it (docs/decisions/cluster.md, Part 2).

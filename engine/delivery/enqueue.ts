@@ -23,6 +23,8 @@ export interface Prepared {
 /** Webhooks written in a transaction not yet committed: `settle()` once it is, and they leave; `failed()` if it failed. */
 export interface Staged {
   results: EnqueueResult[];
+  /** The delivery partition each webhook was staged in (undefined: dropped), as its transaction wrote it. */
+  partitions: Array<number | undefined>;
   settle(): void;
   /** After `settle`, on a cluster node: settled once the staged webhooks are durable in their partitions' logs (the enqueue waits for it). */
   durable?(): Promise<void> | undefined;

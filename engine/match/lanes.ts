@@ -112,7 +112,7 @@ export class ChainLanes {
     private readonly chain: string,
     private readonly kv: Kv,
     private readonly clock: Clock,
-    private readonly dispatcher: Pick<Dispatcher, 'prepare' | 'stage' | 'partitionOfStream'>,
+    private readonly dispatcher: Pick<Dispatcher, 'prepare' | 'stage'>,
     private readonly build: BuildWebhook,
     private readonly log: Logger,
     private readonly opts: LaneOptions,
@@ -338,10 +338,13 @@ export class ChainLanes {
           keep ? [...removed].map((o) => ({ event: o.event, partitions: new Set(o.partitionOf.values()) })) : [],
         );
       const here = away.size === 0 ? kept : kept.filter((w) => !away.has(w));
-      // Read as it is staged: a retry reading it later may find the queue moved on (its old partition drained).
-      for (const w of kept)
-        w.outcome.markHolds = away.has(w) || this.dispatcher.partitionOfStream(w.streamId) === w.open.partitionOf.get(w.streamId);
-      if (here.length > 0) staged = this.dispatcher.stage(newsFirst(here));
+      for (const w of away) w.outcome.markHolds = true;
+      if (here.length > 0) {
+        const order = newsFirst(here);
+        const s = (staged = this.dispatcher.stage(order));
+        // As staged: a retry reading the stream's partition later may find its queue moved on (its old one drained).
+        order.forEach((w, i) => (w.outcome.markHolds = s.partitions[i] === w.open.partitionOf.get(w.streamId)));
+      }
     });
     await settleAfter(commit, () => staged);
     for (const o of batch) if (o.streamId !== undefined) o.open.waiting--;

@@ -107,7 +107,7 @@ export class StreamMatcher {
   private readonly clock: Clock;
   private readonly watchlist: Watchlist;
   private readonly pool: MatchPool;
-  private readonly dispatcher: Pick<Dispatcher, 'prepare' | 'stage' | 'partitionOfStream'>;
+  private readonly dispatcher: Pick<Dispatcher, 'prepare' | 'stage'>;
   private readonly build: BuildWebhook;
   private readonly log: Logger;
   private readonly opts: MatcherOptions;
@@ -124,7 +124,7 @@ export class StreamMatcher {
     /** Where probe columns are tested against filter sets (the worker pool, or this thread for small rounds). */
     pool: MatchPool;
     /** Where the built webhooks are staged. */
-    dispatcher: Pick<Dispatcher, 'prepare' | 'stage' | 'partitionOfStream'>;
+    dispatcher: Pick<Dispatcher, 'prepare' | 'stage'>;
     build: BuildWebhook;
     log: Logger;
     opts?: MatcherOptions;

@@ -60,7 +60,7 @@ afterEach(async () => {
 async function engine(
   seed: string,
   elsewhere: (away: string) => StagedElsewhere,
-  stager: (d: Dispatcher) => Pick<Dispatcher, 'stage' | 'partitionOfStream'> = (d) => d,
+  stager: (d: Dispatcher) => Pick<Dispatcher, 'stage'> = (d) => d,
 ) {
   // The stream `away`'s webhooks are in partition AWAY, the other's in 0.
   const rig = deliveryRig(START, { partitionOf: (_tenant, url) => (url.endsWith('/away') ? AWAY : 0) });
@@ -218,9 +218,7 @@ describe('the Bitcoin mempool’s webhooks on a cluster node', () => {
       },
     });
     let takeBack = true;
-    const losing = (d: Dispatcher): Pick<Dispatcher, 'stage' | 'partitionOfStream'> => ({
-      // Once the unit is taken back, the queue reads as moved on (its old partition drained by its next owner).
-      partitionOfStream: (id) => (takeBack ? d.partitionOfStream(id) : 0),
+    const losing = (d: Dispatcher): Pick<Dispatcher, 'stage'> => ({
       stage: (items) => {
         const staged = d.stage(items);
         if (!takeBack) return staged;

@@ -51,13 +51,13 @@ describe('the lanes of a chain', () => {
     const started: string[] = [];
     const budgets = new Map<string, CallBudget>();
     const ends = new Map<string, (payload: Record<string, unknown> | null) => void>();
-    const dispatcher: Pick<Dispatcher, 'prepare' | 'stage' | 'partitionOfStream'> = {
-      // A stream's queue is in its partition unless `queuedIn` says another (a stream moving partitions).
-      partitionOfStream: (id) => cluster.queuedIn?.(id) ?? cluster.partitionOf?.(id) ?? 0,
+    const dispatcher: Pick<Dispatcher, 'prepare' | 'stage'> = {
       prepare: async (items) => items.map((i) => ({ ...i })),
-      // Staged inside the transaction, told once it committed: the order webhooks reach the queue in.
+      // Staged inside the transaction, told once it committed: the order webhooks reach the queue in. A stream's
+      // queue is in its partition unless `queuedIn` says another (a stream moving partitions).
       stage: (items) => ({
         results: items.map(() => 'queued' as const),
+        partitions: items.map((i) => cluster.queuedIn?.(i.streamId) ?? cluster.partitionOf?.(i.streamId) ?? 0),
         failed: () => {},
         settle: () => staged.push(...items.map((i) => `${i.streamId}${(i as unknown as { event: BlockEvent }).event.number}`)),
         durable: () => cluster.durable?.(),

@@ -105,15 +105,12 @@ function everyBlockMatches(streams: ReadonlyArray<{ id: string; tenantId: string
 }
 
 /** A dispatcher that notes each webhook once staged, as `name(stream):block:s|c`; each stream's queue in PARTITION's. */
-function notingDispatcher(
-  staged: string[],
-  name: (streamId: string) => string = (id) => id,
-): Pick<Dispatcher, 'prepare' | 'stage' | 'partitionOfStream'> {
+function notingDispatcher(staged: string[], name: (streamId: string) => string = (id) => id): Pick<Dispatcher, 'prepare' | 'stage'> {
   return {
-    partitionOfStream: (id) => PARTITION[id],
     prepare: async (items) => items.map((i) => ({ ...i })),
     stage: (items) => ({
       results: items.map(() => 'queued' as const),
+      partitions: items.map((i) => PARTITION[i.streamId]),
       failed: () => {},
       settle: () =>
         staged.push(
