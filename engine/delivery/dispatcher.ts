@@ -46,9 +46,8 @@ export interface DispatcherOptions {
   /** Deliveries in flight at once for one tenant to the receiver origins that have not answered it (Slots; default DEFAULT_UNANSWERED_SLOTS). */
   maxInFlightUnanswered?: number;
   /**
-   * Under the test clock a wake-up waits for the deliveries it started, so a
-   * jump sees each failure's next retry at its own instant. In real time it does
-   * not: one slow receiver must not hold other timers back.
+   * Under the test clock a wake-up waits for the deliveries it started, so a jump sees each failure's next retry at
+   * its own instant. In real time it does not: one slow receiver must not hold other timers back.
    */
   awaitDeliveriesOnWake?: boolean;
 }
@@ -384,8 +383,7 @@ export class Dispatcher {
       const fate = onNewWebhook(s.status);
       if (fate === 'drop') return 'dropped';
       const summary = ready?.summary ?? summarize(payload);
-      const partition = unit.partition(s);
-      partitions[i] = partition;
+      const partition = (partitions[i] = unit.partition(s));
       unit.records.bump(tenant, streamId, partition, {
         totalLogsProcessed: summary.logs,
         totalTxsProcessed: summary.txs,
