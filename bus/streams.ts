@@ -65,6 +65,9 @@ export function ensurePartitionsStream(jsm: JetStreamManager, options: StreamOpt
   return ensureStream(jsm, PARTITIONS_STREAM, [PARTITIONS_SUBJECTS], { maxAgeMs: PARTITIONS_MAX_AGE_MS, ...options });
 }
 
+/** nats-server's answer to a create of a stream that exists with another config (checked; @nats-io/jetstream names no constant). */
+const STREAM_NAME_IN_USE = 10058;
+
 /** Creates a file-stored stream if it is missing, or brings its replicas and age to these. */
 async function ensureStream(jsm: JetStreamManager, name: string, subjects: string[], options: StreamOptions): Promise<void> {
   const wanted = {
@@ -84,8 +87,15 @@ async function ensureStream(jsm: JetStreamManager, name: string, subjects: strin
     found = (await jsm.streams.info(name)).config;
   } catch (err) {
     if (!(err instanceof JetStreamApiError && err.code === JetStreamApiCodes.StreamNotFound)) throw err;
-    await jsm.streams.add(config);
-    return;
+    try {
+      await jsm.streams.add(config);
+      return;
+    } catch (refused) {
+      // Made meanwhile with another config (another node starting with other replicas), or answered "not found" while
+      // its replicas moved on a NATS cluster: read again, and brought to this node's below.
+      if (!(refused instanceof JetStreamApiError && refused.code === STREAM_NAME_IN_USE)) throw refused;
+      found = (await onceAssigned(() => jsm.streams.info(name))).config;
+    }
   }
   if (found.num_replicas !== wanted.num_replicas || found.max_age !== wanted.max_age)
     await jsm.streams.update(name, { ...found, ...wanted });

@@ -1,6 +1,6 @@
-import { JetStreamApiCodes, JetStreamApiError } from '@nats-io/jetstream';
+import { JetStreamApiCodes, JetStreamApiError, type JetStreamManager } from '@nats-io/jetstream';
 import { describe, expect, it } from 'vitest';
-import { onceAssigned } from '../../../bus/streams.js';
+import { CONTROL_STREAM, ensureControlStream, onceAssigned } from '../../../bus/streams.js';
 
 const notFound = (): JetStreamApiError =>
   new JetStreamApiError({ code: 404, err_code: JetStreamApiCodes.StreamNotFound, description: 'stream not found' });
@@ -21,5 +21,28 @@ describe('a stream just made on a NATS cluster', () => {
     const from = performance.now();
     await expect(onceAssigned(() => Promise.reject(notFound()), 300)).rejects.toThrow('stream not found');
     expect(performance.now() - from).toBeGreaterThanOrEqual(295);
+  });
+
+  it('is read again and brought to this node’s replicas when its create is refused because it was made meanwhile', async () => {
+    // Another node made it with one copy between this node's "not found" and its create (nats-server's 10058).
+    const calls: string[] = [];
+    let made = false;
+    const jsm = {
+      streams: {
+        info: async (name: string) => {
+          calls.push(`info ${name}`);
+          if (!made) throw notFound();
+          return { config: { name, num_replicas: 1, max_age: 0 } };
+        },
+        add: async (config: { name: string; num_replicas: number }) => {
+          calls.push(`add ${config.name} ${config.num_replicas}`);
+          made = true;
+          throw new JetStreamApiError({ code: 400, err_code: 10058, description: 'stream name already in use' });
+        },
+        update: async (name: string, config: { num_replicas: number }) => void calls.push(`update ${name} ${config.num_replicas}`),
+      },
+    } as unknown as JetStreamManager;
+    await ensureControlStream(jsm, { replicas: 3 });
+    expect(calls).toEqual([`info ${CONTROL_STREAM}`, `add ${CONTROL_STREAM} 3`, `info ${CONTROL_STREAM}`, `update ${CONTROL_STREAM} 3`]);
   });
 });
