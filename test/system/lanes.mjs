@@ -16,10 +16,12 @@ import { createInterface } from 'node:readline';
 
 const VITEST = ['node_modules/vitest/vitest.mjs', 'run', '--config', 'vitest.system.config.ts'];
 const BACKGROUND = ['test/system/bench-smoke.test.ts'];
-/** The suites run beside the bench smoke runs: their waits on leases are 4 TTLs and more, or none. */
-const BESIDE = ['cluster-mempool', 'cluster-move', 'cluster-replay', 'cluster-rules', 'dashboard'].map(
-  (name) => `test/system/${name}.test.ts`,
-);
+/**
+ * The suites run beside the bench smoke runs: their waits on leases are 4 TTLs and more, or none. Not cluster-replay:
+ * beside the benches its replay asked right after a kill -9 once waited 20 s for an answer where the test expects
+ * "between owners" (the cause not confirmed: the ask may race nats-server's noticing of the dead connection).
+ */
+const BESIDE = ['cluster-mempool', 'cluster-move', 'cluster-rules', 'dashboard'].map((name) => `test/system/${name}.test.ts`);
 
 /** Runs vitest on `files`; `background`: niced, each line of its output marked. Answers its exit code. */
 function lane(files, background) {
