@@ -1,5 +1,6 @@
 import { rmSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
+import { minedReceipt } from './kit/anvil-rpc.js';
 import { prng } from './kit/data-chain.js';
 import { blockKey } from '../engine/ingest/chain-store.js';
 import { startAnvil, type Anvil } from '../http/clients/anvil.js';
@@ -285,10 +286,8 @@ describe('crash ledger', () => {
         } else if (phase === 'enqueue') {
           await runFor();
           const hash = await send(pick(WATCHED));
-          let receipt: { blockNumber: string; blockHash: string } | null = null;
-          await until(async () => (receipt = await rpc.call('eth_getTransactionReceipt', [hash])) !== null, 10_000);
-          expect(receipt, `the receipt of ${hash}`).not.toBeNull();
-          enqueued = { number: Number(receipt!.blockNumber), hash: receipt!.blockHash };
+          const receipt = await minedReceipt<{ blockNumber: string; blockHash: string }>(rpc, hash, 10_000);
+          enqueued = { number: Number(receipt.blockNumber), hash: receipt.blockHash };
           const wait = Math.floor(rand() * 40);
           await sleep(wait);
           killNow();
