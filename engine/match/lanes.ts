@@ -85,11 +85,10 @@ interface Outcome {
   payload: Record<string, unknown> | null;
   /** Not built: the block had left the canonical chain. */
   dropped?: boolean;
-  /** In a batch whose commit failed: tried again, passing over the webhooks its marks name. */
-  again?: boolean;
   /**
-   * Set by a transaction that staged its webhook: whether a take-back that leaves its mark leaves the webhook too (the
-   * mark and the webhook in one partition's unit, or the webhook staged by another node's answer before).
+   * Set by a transaction that staged its webhook, read if its batch is tried again: whether a take-back that leaves its
+   * mark leaves the webhook too (the mark and the webhook in one partition's unit, or the webhook staged by another
+   * node's answer before).
    */
   markHolds?: boolean;
 }
@@ -268,7 +267,6 @@ export class ChainLanes {
       } catch (err) {
         // Tried again, and nothing handed after it goes first. Its transaction may have committed, a partition's unit
         // of it taken back after (its lease lost before the publish): what it staged for the others stays, marked.
-        for (const o of batch) o.again = true;
         this.log.error('staging webhooks failed; trying again', { chain: this.chain, err });
         if (this.stopped()) return;
         await this.pause(this.opts.retryMs);
@@ -296,11 +294,9 @@ export class ChainLanes {
    * its fsync happen on LMDB's write thread.
    */
   private async commit(batch: readonly Outcome[]): Promise<void> {
-    const marked = batch.some((o) => o.again === true) ? this.markedStaged() : undefined;
+    const marked = this.markedStaged();
     const built = batch.flatMap((o) =>
-      o.payload === null || marked?.(o) === true
-        ? []
-        : [{ streamId: o.streamId!, payload: o.payload, event: o.open.event, open: o.open, outcome: o }],
+      o.payload === null || marked(o) ? [] : [{ streamId: o.streamId!, payload: o.payload, event: o.open.event, open: o.open, outcome: o }],
     );
     const ready = await this.dispatcher.prepare(built);
     const away = await this.stageElsewhere(ready);
@@ -354,8 +350,8 @@ export class ChainLanes {
   }
 
   /**
-   * Whether an outcome's webhook is marked staged in its event (its stream's partition's row): asked of a batch tried
-   * again, whose failed try may have committed and staged it (sent, maybe, already).
+   * Whether an outcome's webhook is marked staged in its event (its stream's partition's row) by a try of its batch
+   * that may have committed before it failed (sent, maybe, already); no read for an outcome no transaction staged.
    */
   private markedStaged(): (o: Outcome) => boolean {
     const rows = new Map<string, (streamId: string) => boolean>();
