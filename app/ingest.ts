@@ -266,7 +266,9 @@ export async function startIngest({
           ? { upstream: (_chain, upstream) => upstream, events: (events) => events }
           : { upstream: (chain, upstream) => tracedUpstream(chain, upstream, mark), events: (events) => tracedEvents(events, mark) },
       nodes,
-      indexed: (events) => withIndexer(events, dataIndexer),
+      // The Data API's indexes are built where they are read: a node without `api` (a cluster's ingest node) spends
+      // nothing on them, two thirds of a catch-up's CPU (docs/decisions/index-writes.md).
+      ...(config.roles.has('api') ? { indexed: (events: ChainEvents) => withIndexer(events, dataIndexer) } : {}),
       watchlist,
       matching: FAMILIES.matching,
       dispatcher,

@@ -19,8 +19,11 @@ const INLINE_PREPARE_BYTES = 32 * 1024;
 export interface EvmFollowParts {
   /** Node access (engine/rpc): each chain's node is attached to it, a chain no longer producing blocks included. */
   nodes: { attach(chain: string, node: { upstream: Upstream; nodeLatest(): number | undefined; reorgs(): number }): void };
-  /** The events with the Data API indexes listening too. */
-  indexed(events: ChainEvents): ChainEvents;
+  /**
+   * The events with the Data API indexes listening too; absent on a node that serves no API (a cluster node without
+   * `api`), which builds none of them.
+   */
+  indexed?: (events: ChainEvents) => ChainEvents;
   pool: { ingest: EvmIngestPool };
   /** The store's encoding of index values (blocks prepared on the main thread). */
   pack(value: unknown): Uint8Array;
@@ -53,7 +56,7 @@ export function followEvm(
     triggerNodes.set(chain.key, rpc(url, { connections: TRIGGER_CONNECTIONS }));
     // Made again each time this node is to follow the chain (a cluster node, at each lease it takes): node access asks the last one made.
     const make: MakeFollower = (stored) =>
-      (follower = new EvmFollower(key, upstream, kv, clock, indexed(trace.events(events())), log, {
+      (follower = new EvmFollower(key, upstream, kv, clock, (indexed ?? same)(trace.events(events())), log, {
         ...followerOptions(config, chain, stored),
         pollMs: config.pollMs,
         pool: prepare,
@@ -62,6 +65,8 @@ export function followEvm(
         ...(ahead === undefined ? {} : { until: effectiveAt(ahead.date) }),
       }));
     following.add(chain.key, url, upstream, make);
-    following.indexed.add(chain.key);
+    if (indexed !== undefined) following.indexed.add(chain.key);
   }
 }
+
+const same = (events: ChainEvents): ChainEvents => events;

@@ -14,6 +14,7 @@ import { formatHeaders } from '../../bus/format.js';
 import { BLOCKS_STREAM } from '../../bus/streams.js';
 import type { Hold } from '../../app/ingest.js';
 import { blockKey } from '../../engine/ingest/chain-store.js';
+import { dataChainRanges } from '../../engine/data-api/tables.js';
 
 /**
  * Two servers of one cluster (CHAINPOST_NATS on a real nats-server) configured with one anvil chain: one node holds
@@ -73,9 +74,9 @@ class Scene {
     return s;
   }
 
-  /** A node as the binary (a process a test can kill). */
-  async binary(): Promise<RunningBinary> {
-    const s = await startBinary(this.env());
+  /** A node as the binary (a process a test can kill), `args` after `serve` (`--roles …`). */
+  async binary(args: string[] = []): Promise<RunningBinary> {
+    const s = await startBinary(this.env(), tempDir(), undefined, undefined, args);
     this.cleanups.push(async () => {
       await s.stop('SIGKILL');
       rmSync(s.dir, { recursive: true, force: true });
@@ -188,6 +189,21 @@ async function expectChain(s: Scene, canon: Map<number, string>, head: number): 
   expect(heights.map((n) => canon.get(n))).toEqual(await s.hashes(first, head));
 }
 
+/** The Data API's rows of the chain in a stopped node's store, counted by table (tables with none left out). */
+async function dataRows(dir: string): Promise<Record<string, number>> {
+  const store = openStore(dir, { create: false });
+  try {
+    const rows: Record<string, number> = {};
+    for (const r of dataChainRanges(CHAIN)) {
+      const n = store.count(r.table, { start: r.start, end: r.end });
+      if (n > 0) rows[r.table] = (rows[r.table] ?? 0) + n;
+    }
+    return rows;
+  } finally {
+    await store.close();
+  }
+}
+
 const head = async (s: Running): Promise<number> =>
   ((await s.call('/health')).body.chains as Array<{ chain: string; head: number }>).find((c) => c.chain === CHAIN)?.head ?? -1;
 
@@ -235,6 +251,32 @@ describe('a chain followed by one node of two, its blocks applied by the other (
       expect(await until(async () => (await head(other)) >= before, 20_000, 20)).toBe(true);
       holder.child.kill('SIGKILL');
       await expectHandedTo(s, other, performance.now(), 5);
+    },
+  );
+
+  scene(
+    'builds no Data API index on a node without api, following the chain or applying its blocks; a node with api builds its own',
+    async (s) => {
+      const roles = ['--roles', 'ingest,match,deliver'];
+      const holder = await s.binary(roles);
+      expect(await until(() => takeovers(holder) === 1, 10 * TTL, 50)).toBe(true);
+      const applier = await s.binary(roles);
+      const api = await s.node();
+      const tip = await s.mine(4);
+      expect(await indexedTo(api, tip, CHAIN, 20_000)).toBe(true);
+      for (const n of [holder, applier]) {
+        expect(await until(async () => (await head(n)) >= tip, 20_000, 20)).toBe(true);
+        // /health shows the indexes' position only for a chain the node indexes.
+        const entry = ((await n.call('/health')).body.chains as Array<Record<string, unknown>>).find((c) => c.chain === CHAIN);
+        expect(entry).not.toHaveProperty('indexed');
+        expect((await n.call('/metrics')).body).not.toContain(`chainpost_data_index_lag_blocks{chain="${CHAIN}"}`);
+      }
+      expect(takeovers(applier)).toBe(0);
+      for (const n of [holder, applier, api]) await n.stop();
+      expect(await dataRows(holder.dir)).toEqual({});
+      expect(await dataRows(applier.dir)).toEqual({});
+      // The same blocks indexed where the API is served: its position and each block's time.
+      expect(await dataRows(api.dir)).toMatchObject({ indexState: 1, blockTimes: expect.any(Number) });
     },
   );
 
