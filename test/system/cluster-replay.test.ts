@@ -3,6 +3,9 @@ import { startNatsServer, type NatsServer } from '../kit/nats-server.js';
 import { advance, startBinary, stopAndClean, tempDir, until, type RunningBinary } from '../helpers.js';
 import { startReceiver } from '../receiver.js';
 import { adoptedAll, partitionsOf, queuedOn, queuedWhere } from './cluster-kit.js';
+import { RequestError } from '@nats-io/transport-node';
+import { connectBus } from '../../bus/connect.js';
+import { requestSubject } from '../../bus/requests.js';
 
 /**
  * A replay asked on any node is carried out by the partition's owner: two nodes (the built binary) on one
@@ -50,6 +53,24 @@ const historyOf = async (
 /** A block's webhook as the test hook takes it. */
 const block = (n: number) => ({ chainId: '0x1', block: { number: String(n), hash: '0x', timestamp: '0' }, logs: [], txs: [] });
 const sentTo = (streamId: string) => rx.webhooks().filter((w) => w.body.streamId === streamId);
+
+/** Whether nats-server answers a request to the partition's owner with "no responders" within 10 s (asked again and again). */
+async function noResponders(partition: number): Promise<boolean> {
+  const bus = await connectBus({ servers: nats.url });
+  try {
+    return await until(
+      () =>
+        bus.nc.request(requestSubject(partition), new Uint8Array(0), { timeout: 200 }).then(
+          () => false,
+          (err: unknown) => err instanceof RequestError && err.isNoResponders(),
+        ),
+      10_000,
+      20,
+    );
+  } finally {
+    await bus.close();
+  }
+}
 
 /** Per stream: its id, its record, the node owning its partition and the other one. */
 const cases: Array<{ id: string; record: string; owner: RunningBinary; asker: RunningBinary }> = [];
@@ -201,9 +222,12 @@ describe('a replay asked on any node is carried out by the partition’s owner (
       ),
     ).toBe(true);
     const asker = owner === a ? b : a;
+    const partition = (await partitionsOf(owner!)).find((p) => p.queued === 1)!.partition;
 
-    // The owner killed: until its lease expires, no node owns the partition.
+    // The owner killed: until its lease expires, no node owns the partition. Asked once nats-server dropped the
+    // killed connection's subscriptions (no responders): before, a request goes to it and goes unanswered (20 s).
     await owner!.stop('SIGKILL');
+    expect(await noResponders(partition)).toBe(true);
     const between = await asker.call(`/history/replay/${next!}`, { method: 'POST' });
     expect(between.status, JSON.stringify(between.body)).toBe(503);
     expect(Number(between.headers.get('retry-after'))).toBeGreaterThan(0);
