@@ -2,7 +2,8 @@
  * npm run bench:ingest — the server's follower catching up a chain from a
  * local JSON-RPC stand-in (test/kit/node-standin.ts, the mainnet fixture bundles
  * renumbered and relinked) from fetch to commit, while an authenticated GET is
- * sent every 10 ms, beside a naive follower of the same chain in the same run;
+ * sent every 10 ms, beside a naive follower of the same chain in the same run
+ * and a cluster's ingest node (no API, so no Data API index; nats-server);
  * then the normalizer and the LMDB writer over the fixture blocks replayed in
  * a loop (each copy stored as its own block number), and a scan of the stored
  * probe columns.
@@ -23,7 +24,8 @@ import { jsonRpcUpstream } from '../http/clients/rpc.js';
 import { pack } from '../storage/codec.js';
 import { openStore } from '../storage/env.js';
 import { FIXTURE_BLOCKS, bundle } from '../test/kit/fixtures.js';
-import { bytesWritten, cpuMs, startProcess, threadCpuMs } from '../test/kit/proc.js';
+import { startNatsServer, type NatsServer } from '../test/kit/nats-server.js';
+import { bytesWritten, cpuMs, startProcess, threadCpuMs, until } from '../test/kit/proc.js';
 import { BIN, percentile, printRows, report, round, sized } from './report.js';
 
 const BLOCKS = Number(process.env['BENCH_BLOCKS'] ?? sized(4_000, 32));
@@ -33,7 +35,7 @@ const CATCH_UP_BLOCKS = Number(process.env['BENCH_CATCH_UP_BLOCKS'] ?? sized(2_0
 const GET_EVERY_MS = 10;
 /** Quick runs while working on the pipeline: the catch-ups alone, printed, nothing written. */
 const CATCH_UP_ONLY = process.env['BENCH_CATCH_UP_ONLY'] === '1';
-/** Catch-up rounds (server, naive follower, fetch alone, in turn); each catch-up figure is the median of theirs. */
+/** Catch-up rounds (server, naive follower, fetch alone, a cluster ingest node, in turn); each catch-up figure is the median of theirs. */
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? sized(3, 1));
 /** Where the server writes a CPU profile of each of its threads (node --cpu-prof), when set. */
 const PROFILE_DIR = process.env['BENCH_PROFILE_DIR'];
@@ -74,10 +76,13 @@ function writeInBatches(count: number, write: (j: number, b: (typeof bundles)[nu
  * The real path: the server binary following the stand-in (its follower, its worker pool, LMDB on a temp
  * directory), timed from its `listening` line (its follower starts just before) until /health shows the
  * last block; meanwhile this process sends an authenticated Data API GET every GET_EVERY_MS and times each.
+ * With `nats`: a cluster's ingest node on it instead (`serve --roles ingest,match,deliver`: no API, so no Data API
+ * index and no GET), timed from its log's line that it follows the chain (its lease taken), its blocks published.
  */
 async function serverCatchUp(
   nodeUrl: string,
   standInPid: number | undefined,
+  nats?: NatsServer,
 ): Promise<{
   seconds: number;
   /** Until the indexes held the last block too. */
@@ -89,12 +94,20 @@ async function serverCatchUp(
   lagAtEnd: number;
   threads: ThreadCpu[];
   standInCpuMs: number;
+  /** The nats-server's CPU meanwhile (0 without one). */
+  natsCpuMs: number;
   written: number;
   pid: string;
 }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'chainpost-bench-catchup-'));
   const server = await startProcess(
-    [...(PROFILE_DIR === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`]), ...SERVER_NODE_ARGS, BIN, 'serve'],
+    [
+      ...(PROFILE_DIR === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`]),
+      ...SERVER_NODE_ARGS,
+      BIN,
+      'serve',
+      ...(nats === undefined ? [] : ['--roles', 'ingest,match,deliver']),
+    ],
     {
       CHAINPOST_DATA: dataDir,
       CHAINPOST_PORT: '0',
@@ -103,10 +116,14 @@ async function serverCatchUp(
       CHAINPOST_START_BLOCKS: '0x1=0',
       CHAINPOST_POLL_MS: '20',
       CHAINPOST_ACCESS_LOG: '0',
+      ...(nats === undefined ? {} : { CHAINPOST_NATS: nats.url }),
     },
     30_000,
   );
+  if (nats !== undefined && !(await until(() => server.output().includes('cluster: following a chain'), 30_000, 5)))
+    throw new Error(`the ingest node took the chain's lease not within 30 s: ${server.output().slice(-2_000)}`);
   const started = performance.now();
+  const natsAtStart = cpuMs(nats?.pid());
   const threadsAtStart = threadCpuMs(server.child.pid);
   const writtenAtStart = bytesWritten(server.child.pid);
   const standInAtStart = cpuMs(standInPid);
@@ -115,6 +132,7 @@ async function serverCatchUp(
     const getMs: number[] = [];
     const inFlight = new Set<Promise<void>>();
     const timer = setInterval(() => {
+      if (nats !== undefined) return;
       const t0 = performance.now();
       const p = fetch(`${url}/api/v2.2/nft/0x06012c8cf97bead5deae237070f9587f8e7a266d/1/transfers?chain=0x1&limit=10`, {
         headers: { 'x-api-key': KEY },
@@ -142,18 +160,31 @@ async function serverCatchUp(
     const threadsAtEnd = threadCpuMs(server.child.pid);
     const written = bytesWritten(server.child.pid) - writtenAtStart;
     const standInCpuMs = cpuMs(standInPid) - standInAtStart;
+    const natsCpuMs = cpuMs(nats?.pid()) - natsAtStart;
     clearInterval(timer);
     await Promise.all(inFlight);
-    // Then until the Data API's indexes hold the last block too (bounded as above).
+    // Then until the Data API's indexes hold the last block too (bounded as above), where they are built.
     const lagAtEnd = head - indexed;
-    while (indexed < head && performance.now() < deadline) {
+    while (nats === undefined && indexed < head && performance.now() < deadline) {
       await new Promise((r) => setTimeout(r, 20));
       const health = (await (await fetch(`${url}/health`)).json()) as { chains: Array<{ indexed?: number | null }> };
       indexed = health.chains[0]?.indexed ?? -1;
     }
     const indexedSeconds = (performance.now() - started) / 1000;
     const threads = [...threadsAtEnd].map(([tid, t]) => ({ tid, name: t.name, ms: t.ms - (threadsAtStart.get(tid)?.ms ?? 0) }));
-    return { seconds, indexedSeconds, getMs, head, indexed, lagAtEnd, threads, standInCpuMs, written, pid: String(server.child.pid) };
+    return {
+      seconds,
+      indexedSeconds,
+      getMs,
+      head,
+      indexed,
+      lagAtEnd,
+      threads,
+      standInCpuMs,
+      natsCpuMs,
+      written,
+      pid: String(server.child.pid),
+    };
   } finally {
     await server.stop();
     if (SERVER_LOG !== undefined) writeFileSync(SERVER_LOG, server.output());
@@ -267,15 +298,17 @@ const standIn = await startProcess(
 );
 const nodeUrl = `http://127.0.0.1:${standIn.port}`;
 
-/** One round: the server's catch-up, then the naive follower's, then the fetch alone, over the same stand-in. */
+/** One round: the server's catch-up, then the naive follower's, the fetch alone, and a cluster ingest node's, over the same stand-in. */
 interface Round {
   catchUp: Awaited<ReturnType<typeof serverCatchUp>>;
+  /** A cluster's ingest node's (no Data API index), on a nats-server of its own. */
+  ingestNode: Awaited<ReturnType<typeof serverCatchUp>>;
   naiveSeconds: number;
   fetchOnly: Awaited<ReturnType<typeof fetchOnlyRun>>;
   load: number;
 }
 /** A round's figures. */
-const roundFigures = ({ catchUp, naiveSeconds, fetchOnly }: Round) => ({
+const roundFigures = ({ catchUp, ingestNode, naiveSeconds, fetchOnly }: Round) => ({
   catchUpBlocksPerSec: Math.round((catchUp.head + 1) / catchUp.seconds),
   naiveCatchUpBlocksPerSec: Math.round(CATCH_UP_BLOCKS / naiveSeconds),
   indexLagBlocks: catchUp.lagAtEnd,
@@ -285,6 +318,9 @@ const roundFigures = ({ catchUp, naiveSeconds, fetchOnly }: Round) => ({
   catchUpServerCpuMsPerBlock: round(catchUp.threads.reduce((a, t) => a + t.ms, 0) / (catchUp.head + 1)),
   catchUpStandInCpuMsPerBlock: round(catchUp.standInCpuMs / (catchUp.head + 1)),
   catchUpDiskBytesPerBlock: Math.round(catchUp.written / (catchUp.head + 1)),
+  clusterIngestCatchUpBlocksPerSec: Math.round((ingestNode.head + 1) / ingestNode.seconds),
+  clusterIngestCpuMsPerBlock: round(ingestNode.threads.reduce((a, t) => a + t.ms, 0) / (ingestNode.head + 1)),
+  clusterNatsCpuMsPerBlock: round(ingestNode.natsCpuMs / (ingestNode.head + 1)),
   fetchOnlyBlocksPerSec: Math.round(fetchOnly.blocksPerSec),
   fetchCpuMsPerBlock: round(fetchOnly.cpuMsPerBlock),
 });
@@ -305,7 +341,15 @@ try {
     const catchUp = await serverCatchUp(nodeUrl, standIn.child.pid);
     const naiveSeconds = await naiveCatchUp(nodeUrl);
     const fetchOnly = await fetchOnlyRun(nodeUrl);
-    rounds.push({ catchUp, naiveSeconds, fetchOnly, load });
+    // A fresh nats-server each round: a node on the last one's would apply the blocks its stream holds instead.
+    const nats = await startNatsServer();
+    let ingestNode: Round['ingestNode'];
+    try {
+      ingestNode = await serverCatchUp(nodeUrl, standIn.child.pid, nats);
+    } finally {
+      await nats.close();
+    }
+    rounds.push({ catchUp, ingestNode, naiveSeconds, fetchOnly, load });
     console.log(`round ${r + 1} (load ${load.toFixed(2)}): ${JSON.stringify(roundFigures(rounds.at(-1)!))}`);
   }
 } finally {
@@ -424,6 +468,9 @@ try {
     httpP99DuringCatchUpMs: caught.httpP99DuringCatchUpMs,
     catchUpServerCpuMsPerBlock: caught.catchUpServerCpuMsPerBlock,
     catchUpDiskBytesPerBlock: caught.catchUpDiskBytesPerBlock,
+    clusterIngestCatchUpBlocksPerSec: caught.clusterIngestCatchUpBlocksPerSec,
+    clusterIngestCpuMsPerBlock: caught.clusterIngestCpuMsPerBlock,
+    clusterNatsCpuMsPerBlock: caught.clusterNatsCpuMsPerBlock,
     blocksWrittenPerSec: Math.round(BLOCKS / writeSeconds),
     naiveBlocksWrittenPerSec: Math.round(naiveBlocks / naiveSeconds),
     encodeOnlyBlocksPerSec: Math.round(BLOCKS / cpuSeconds),
@@ -448,6 +495,9 @@ try {
     ['HTTP p99 during catch-up', figures.httpP99DuringCatchUpMs, 'ms'],
     ['server CPU per block (all threads)', figures.catchUpServerCpuMsPerBlock, 'ms'],
     ['server disk writes per block', figures.catchUpDiskBytesPerBlock, 'B'],
+    ["a cluster's ingest node, blocks/s", figures.clusterIngestCatchUpBlocksPerSec, '/s', figures.naiveCatchUpBlocksPerSec],
+    ['ingest node CPU per block (all threads)', figures.clusterIngestCpuMsPerBlock, 'ms'],
+    ['nats-server CPU per block', figures.clusterNatsCpuMsPerBlock, 'ms'],
     ['blocks written/s', figures.blocksWrittenPerSec, '/s', figures.naiveBlocksWrittenPerSec],
     ['naive writer blocks/s', figures.naiveBlocksWrittenPerSec, '/s'],
     ['encode only blocks/s', figures.encodeOnlyBlocksPerSec, '/s'],
@@ -478,7 +528,7 @@ try {
     bytesPerBlockStored: '<= 40% of bytesPerBlockNodeJson',
   };
   report('ingest', 'npm run bench:ingest', figures, goals, met, [
-    `Catch-up: ${CATCH_UP_BLOCKS} blocks served by a local JSON-RPC stand-in in its own process (test/kit/node-standin.ts: the ${bundles.length} bundles in turn, renumbered from 0 and relinked parent by parent, answers cut once and served as ready bytes), followed by the server binary (CHAINPOST_START_BLOCKS=0x1=0: the whole chain backfilled, as a user catching up a month of a chain; its follower with CHAINPOST_POLL_MS=20, its worker pool, LMDB on a temp directory; everything it does in production: record, probe column, index rows, matching, and the Data API's indexes, which the catch-up keeps pace with) from fetch to commit, timed from its listening line until /health shows the last block; indexLagBlocks: how far the Data API's indexes (/health's indexed) were behind then; catchUpIndexedBlocksPerSec: timed until they held it too. Meanwhile this process sent an authenticated GET of the Data API every ${GET_EVERY_MS} ms. Naive (naiveCatchUpBlocksPerSec): the same fetches and batches of ${CATCH_UP_BATCH} in this process, JSON.parse of every answer, parent links checked, the node's answers stored as they came, one asynchronous LMDB transaction per ${COMMIT_BLOCKS} blocks; it indexes nothing. ${ROUNDS} rounds (server, naive, fetch alone, in turn); each catch-up figure is the median of the rounds' (${rounds.map((r, i) => `round ${i + 1}, load ${r.load.toFixed(2)}: ${perRound[i]!.catchUpBlocksPerSec} vs ${perRound[i]!.naiveCatchUpBlocksPerSec} blocks/s, lag ${perRound[i]!.indexLagBlocks}, p99 ${perRound[i]!.httpP99DuringCatchUpMs} ms`).join('; ')}). In the median round: ${middle.catchUp.head + 1} blocks in ${round(middle.catchUp.seconds)} s, ${middle.catchUp.getMs.length} GETs answered (p50 ${round(percentile(middle.catchUp.getMs, 0.5))} ms, max ${round(Math.max(...middle.catchUp.getMs))} ms); ${cpuLine} (/proc/PID/task: Node gives its threads one name; the main thread is the serving one, the others are the worker pool's, the store's writer thread, LMDB's write thread and V8's and libuv's). catchUpServerCpuMsPerBlock: every thread of the server, per block; catchUpDiskBytesPerBlock: what it had written to the disk (/proc/PID/io write_bytes) per block.`,
+    `Catch-up: ${CATCH_UP_BLOCKS} blocks served by a local JSON-RPC stand-in in its own process (test/kit/node-standin.ts: the ${bundles.length} bundles in turn, renumbered from 0 and relinked parent by parent, answers cut once and served as ready bytes), followed by the server binary (CHAINPOST_START_BLOCKS=0x1=0: the whole chain backfilled, as a user catching up a month of a chain; its follower with CHAINPOST_POLL_MS=20, its worker pool, LMDB on a temp directory; everything it does in production: record, probe column, index rows, matching, and the Data API's indexes, which the catch-up keeps pace with) from fetch to commit, timed from its listening line until /health shows the last block; indexLagBlocks: how far the Data API's indexes (/health's indexed) were behind then; catchUpIndexedBlocksPerSec: timed until they held it too. Meanwhile this process sent an authenticated GET of the Data API every ${GET_EVERY_MS} ms. Naive (naiveCatchUpBlocksPerSec): the same fetches and batches of ${CATCH_UP_BATCH} in this process, JSON.parse of every answer, parent links checked, the node's answers stored as they came, one asynchronous LMDB transaction per ${COMMIT_BLOCKS} blocks; it indexes nothing. ${ROUNDS} rounds (server, naive, fetch alone, ingest node, in turn); each catch-up figure is the median of the rounds' (${rounds.map((r, i) => `round ${i + 1}, load ${r.load.toFixed(2)}: ${perRound[i]!.catchUpBlocksPerSec} vs ${perRound[i]!.naiveCatchUpBlocksPerSec} blocks/s, lag ${perRound[i]!.indexLagBlocks}, p99 ${perRound[i]!.httpP99DuringCatchUpMs} ms`).join('; ')}). In the median round: ${middle.catchUp.head + 1} blocks in ${round(middle.catchUp.seconds)} s, ${middle.catchUp.getMs.length} GETs answered (p50 ${round(percentile(middle.catchUp.getMs, 0.5))} ms, max ${round(Math.max(...middle.catchUp.getMs))} ms); ${cpuLine} (/proc/PID/task: Node gives its threads one name; the main thread is the serving one, the others are the worker pool's, the store's writer thread, LMDB's write thread and V8's and libuv's). catchUpServerCpuMsPerBlock: every thread of the server, per block; catchUpDiskBytesPerBlock: what it had written to the disk (/proc/PID/io write_bytes) per block. A cluster's ingest node (clusterIngestCatchUpBlocksPerSec, after the fetch alone in each round): the same binary as a node of a one-node cluster on a nats-server of its own (CHAINPOST_NATS, \`serve --roles ingest,match,deliver\`), which serves no API and so builds no Data API index (a cluster's nodes with \`api\` index the blocks they apply), publishes each block to JetStream and matches as the owner of every delivery partition; timed from its log line that it follows the chain (its lease taken) until /health shows the last block, no GET sent (rounds: ${perRound.map((f) => f.clusterIngestCatchUpBlocksPerSec).join(', ')} blocks/s); clusterIngestCpuMsPerBlock: its threads' CPU, clusterNatsCpuMsPerBlock the nats-server's, per block.`,
     `${BLOCKS} blocks: the ${bundles.length} complete mainnet bundles of test/fixtures/evm/chainstorage (mainnet bundles, sources in test/fixtures/README.md; ${txCounts.min}–${txCounts.max} transactions each) replayed under new numbers, from the node's parsed JSON; normalize + record + probe column + hash + transfer indexes, ${CATCH_UP_BATCH} blocks per synchronous LMDB transaction (the follower itself commits ${COMMIT_BLOCKS} per asynchronous one), each commit flushed to disk.`,
     `Baseline (naiveBlocksWrittenPerSec): the node's JSON stored as it came, one value per block, ${CATCH_UP_BATCH} blocks per transaction, no probe column or index (${naiveBlocks} blocks); encodeOnlyBlocksPerSec: normalize + record + probe column + transfer keys with no LMDB, one core; hexDecodeFloorBlocksPerSec: only a walk of the stored record with the native hex decode of each of its "0x" strings (${Math.round(floorBytes / BLOCKS)} B per block), one core.`,
     `Ceiling (ceilingBlocksPerSec) = ${cpus().length} cores × 1000 ÷ (fetchCpuMsPerBlock + prepareMsPerBlock): what a follower of this node could reach here if fetching and preparing were all the machine did, spread perfectly over every core, with the node's serving, the commits and LMDB's write thread free. fetchOnlyBlocksPerSec: the same fetches (three answers a block, ${CATCH_UP_BATCH} blocks in flight) with the bodies dropped, and fetchCpuMsPerBlock this process's CPU for them; prepareMsPerBlock: prepareBlock (engine/evm/prepared.ts, what a pool worker does per block: parse, check, record, probe column, index rows) over the fixture answers, one core; jsonParseMsPerBlock: Buffer.toString + JSON.parse of the three answers, parseMsPerBlock: parseJsonBytes of them (engine/ingest/json-bytes.ts, which never makes a string over 64 KB: V8 puts larger ones in its large-object space, slow to fill on this machine).`,
