@@ -91,6 +91,8 @@ interface Outcome {
    * node's answer before).
    */
   markHolds?: boolean;
+  /** Staged by the owner of the partition its stream's queue waits in, at its answer to an earlier try: never asked again. */
+  forwarded?: boolean;
 }
 
 /** An event as handed: its key with the block it names (a reorg writes another block's event under the same key). */
@@ -370,17 +372,22 @@ export class ChainLanes {
   /**
    * The webhooks of streams whose queue waits in a partition another node owns, staged by that owner before the batch
    * commits here (where they are marked staged with the others); answers them. A failure throws: the batch is tried
-   * again (a webhook its owner staged before the failure may then be staged twice).
+   * again, and what an owner answered staged then (`forwarded`) is neither asked again nor staged here.
    */
-  private async stageElsewhere<W extends { streamId: string; payload: Record<string, unknown>; event: BlockEvent; open: OpenEvent }>(
-    ready: readonly W[],
-  ): Promise<Set<W>> {
+  private async stageElsewhere<
+    W extends { streamId: string; payload: Record<string, unknown>; event: BlockEvent; open: OpenEvent; outcome: Outcome },
+  >(ready: readonly W[]): Promise<Set<W>> {
     const away = new Set<W>();
     const elsewhere = this.opts.elsewhere;
     if (elsewhere === undefined) return away;
     const owns = this.opts.owns ?? (() => true);
     const byPartition = new Map<number, W[]>();
     for (const w of ready) {
+      // Wherever its stream's queue is now (back here, say), its webhook is in the one it was forwarded to.
+      if (w.outcome.forwarded === true) {
+        away.add(w);
+        continue;
+      }
       const p = elsewhere.partitionOf(w.streamId);
       // A block that left the canonical chain is not delivered (checked again in the transaction); nor a webhook built
       // for a partition lost meanwhile: its stream's queue is not owned here either, but no other node stages it for
@@ -399,10 +406,14 @@ export class ChainLanes {
     }
     await Promise.all(
       [...byPartition].map(([p, ws]) =>
-        elsewhere.stage(
-          p,
-          newsFirst(ws).map(({ streamId, payload }) => ({ streamId, payload })),
-        ),
+        elsewhere
+          .stage(
+            p,
+            newsFirst(ws).map(({ streamId, payload }) => ({ streamId, payload })),
+          )
+          .then(() => {
+            for (const w of ws) w.outcome.forwarded = true;
+          }),
       ),
     );
     return away;

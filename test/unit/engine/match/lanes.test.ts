@@ -45,6 +45,8 @@ describe('the lanes of a chain', () => {
       queuedIn?: (streamId: string) => number;
       durable?: () => Promise<void> | undefined;
       keepEvents?: boolean;
+      /** Whether staging throws (the transaction aborted, nothing of it written). */
+      failStage?: () => boolean;
     } = {},
   ) {
     const staged: string[] = [];
@@ -55,13 +57,16 @@ describe('the lanes of a chain', () => {
       prepare: async (items) => items.map((i) => ({ ...i })),
       // Staged inside the transaction, told once it committed: the order webhooks reach the queue in. A stream's
       // queue is in its partition unless `queuedIn` says another (a stream moving partitions).
-      stage: (items) => ({
-        results: items.map(() => 'queued' as const),
-        partitions: items.map((i) => cluster.queuedIn?.(i.streamId) ?? cluster.partitionOf?.(i.streamId) ?? 0),
-        failed: () => {},
-        settle: () => staged.push(...items.map((i) => `${i.streamId}${(i as unknown as { event: BlockEvent }).event.number}`)),
-        durable: () => cluster.durable?.(),
-      }),
+      stage: (items) => {
+        if (cluster.failStage?.() === true) throw new Error('the disk is full');
+        return {
+          results: items.map(() => 'queued' as const),
+          partitions: items.map((i) => cluster.queuedIn?.(i.streamId) ?? cluster.partitionOf?.(i.streamId) ?? 0),
+          failed: () => {},
+          settle: () => staged.push(...items.map((i) => `${i.streamId}${(i as unknown as { event: BlockEvent }).event.number}`)),
+          durable: () => cluster.durable?.(),
+        };
+      },
     };
     const build = (block: MatchedBlock, stream: StoredStream, _refs: readonly number[], budget?: CallBudget) => {
       const name = `${stream.id}${block.number}`;
@@ -222,6 +227,50 @@ describe('the lanes of a chain', () => {
     expect(asked.every((a) => a.partition === 9 && a.webhooks.join() === 'm20,m21')).toBe(true);
     expect(left()).toEqual([]);
   });
+
+  it.each([
+    ['still waits there', false, 25],
+    ['drained meanwhile', true, 26],
+  ])(
+    'asks the owner of the partition a moving stream’s queue waits in once when its batch is tried again after its own transaction failed (the queue %s)',
+    async (_, drains, n) => {
+      const asked: string[] = [];
+      let fail = true;
+      let queueMoved = true;
+      // Stream m's queue waits in partition 9, another node's; f's is here. The first try's forward is answered, then
+      // its transaction fails; before the retry m's old queue may have drained (its webhooks are staged here from then on).
+      const r = rig(
+        {
+          partitionOf: (id) => (id === 'm' && queueMoved ? 9 : undefined),
+          stage: async (_partition, items) => {
+            asked.push(...items.map((i) => String(i.payload['name'])));
+          },
+        },
+        undefined,
+        {
+          failStage: () => {
+            if (!fail) return false;
+            fail = false;
+            queueMoved = !drains;
+            return true;
+          },
+        },
+      );
+      const [e] = seen([n]);
+      r.hand(e!, block(n), [
+        { stream: stream('m'), refs: [] },
+        { stream: stream('f'), refs: [] },
+      ]);
+      for (const name of [`m${n}`, `f${n}`]) await r.end(name);
+      expect(await until(() => !fail, 2_000)).toBe(true);
+      await clock.advance(1_000);
+      await r.lanes.settled();
+      // m's webhook is in partition 9's queue since the first try's answer: neither forwarded again nor staged here.
+      expect(asked).toEqual([`m${n}`]);
+      expect(r.staged).toEqual([`f${n}`]);
+      expect(left()).toEqual([]);
+    },
+  );
 
   it('neither stages nor has another node stage a webhook built for a partition lost meanwhile: its event waits for the partition’s next owner', async () => {
     const asked: string[] = [];
