@@ -63,6 +63,11 @@ export class BitcoinMempool {
    * between nodes (a second's wait) or not answering (20 s) holds the follower's sync once a poll, not once a transaction.
    */
   private readonly unasked = new Set<number>();
+  /**
+   * By txid, the streams whose webhook an owner answered it staged while the transaction recording it here failed:
+   * recorded at the next read, not asked again (forgotten when the transaction leaves the mempool).
+   */
+  private readonly forwarded = new Map<string, Set<string>>();
 
   constructor(private readonly deps: MempoolDeps) {}
 
@@ -77,6 +82,7 @@ export class BitcoinMempool {
     const txids = await upstream.call<string[]>('getrawmempool', [false]);
     const current = new Set(txids);
     for (const t of this.known) if (!current.has(t)) this.known.delete(t);
+    for (const t of this.forwarded.keys()) if (!current.has(t)) this.forwarded.delete(t);
     let read = 0;
     for (const txid of txids) {
       if (this.known.has(txid)) continue;
@@ -135,9 +141,11 @@ export class BitcoinMempool {
    */
   private async deliver(tx: BtcTransaction, compiled: CompiledChain): Promise<boolean> {
     const { kv, log } = this.deps;
-    const items = this.build(tx, compiled);
-    if (items.length === 0) return true;
-    const { here, away } = this.split(items);
+    const built = this.build(tx, compiled);
+    if (built.length === 0) return true;
+    const forwarded = this.forwarded.get(tx.txid) ?? new Set<string>();
+    const again = built.filter((item) => forwarded.has(item.streamId));
+    const { here, away } = this.split(built.filter((item) => !forwarded.has(item.streamId)));
     const sent = (item: EnqueueItem): string => sentKey(item.streamId, tx.txid);
     // The owners' first: a webhook is recorded sent once its owner answered that it staged it.
     const asked = await Promise.all(
@@ -145,6 +153,8 @@ export class BitcoinMempool {
         if (this.unasked.has(p)) return undefined;
         try {
           await this.deps.elsewhere!.stage(p, list);
+          for (const item of list) forwarded.add(item.streamId);
+          this.forwarded.set(tx.txid, forwarded);
           return list;
         } catch (err) {
           this.unasked.add(p);
@@ -158,7 +168,7 @@ export class BitcoinMempool {
         }
       }),
     );
-    const recorded = [...here, ...asked.flatMap((list) => list ?? [])];
+    const recorded = [...here, ...again, ...asked.flatMap((list) => list ?? [])];
     const now = this.deps.clock.now();
     let staged: Staged | undefined;
     let committed = false;
@@ -167,7 +177,10 @@ export class BitcoinMempool {
         for (const item of recorded) kv.put('btcMempool', sent(item), now);
         if (here.length > 0) staged = this.deps.dispatcher.stage(here);
       })
-      .then(() => void (committed = true));
+      .then(() => {
+        committed = true;
+        this.forwarded.delete(tx.txid);
+      });
     try {
       await settleAfter(commit, () => staged);
     } catch (err) {

@@ -203,6 +203,33 @@ describe('the Bitcoin mempool’s webhooks on a cluster node', () => {
     expect(e.received(e.away)).toHaveLength(0);
   });
 
+  it('records at the next poll, without asking its owner again, a webhook the owner staged while the transaction recording it here failed', async () => {
+    const { asks, port } = askedFor(() => Promise.resolve(['queued']));
+    let fail = true;
+    // The transaction that records both webhooks and stages the one of this node's partition fails once.
+    const failing = (d: Dispatcher): Pick<Dispatcher, 'stage'> => ({
+      stage: (items) => {
+        if (!fail) return d.stage(items);
+        fail = false;
+        throw new Error('the disk is full');
+      },
+    });
+    const e = await engine('failed-record', port, failing);
+
+    await expect(e.mempool.poll()).rejects.toThrow('the disk is full');
+    expect(asks).toHaveLength(1);
+    expect([e.recorded(e.here), e.recorded(e.away)]).toEqual([undefined, undefined]);
+
+    await e.mempool.poll();
+    expect(asks).toHaveLength(1);
+    expect(e.recorded(e.here)!).toBeGreaterThanOrEqual(START);
+    expect(e.recorded(e.away)!).toBeGreaterThanOrEqual(START);
+    expect(await until(() => e.received(e.here).length === 1, 10_000)).toBe(true);
+    await e.mempool.poll();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect([e.received(e.here).length, e.received(e.away).length, asks.length]).toEqual([1, 0, 1]);
+  });
+
   it('takes back the record of a webhook whose unit was taken back with its partition (its next owner is asked at the next poll), and of no other staged with it', async () => {
     // Both streams' partitions carried out here at first: both webhooks staged in one transaction. A stand-in for the
     // capture: AWAY's unit is taken back (its partition lost before the publish), partition 0's published. The
