@@ -404,7 +404,8 @@ export class ChainLanes {
       if (list === undefined) byPartition.set(p, [w]);
       else list.push(w);
     }
-    await Promise.all(
+    // Every ask settled before a failure throws: a retry must not ask again an owner whose answer was still coming.
+    const asked = await Promise.allSettled(
       [...byPartition].map(([p, ws]) =>
         elsewhere
           .stage(
@@ -416,6 +417,8 @@ export class ChainLanes {
           }),
       ),
     );
+    const failed = asked.find((a): a is PromiseRejectedResult => a.status === 'rejected');
+    if (failed !== undefined) throw failed.reason;
     return away;
   }
 

@@ -272,6 +272,46 @@ describe('the lanes of a chain', () => {
     },
   );
 
+  it('waits for every owner’s answer before it tries a batch again: an owner still answering is not asked twice', async () => {
+    const asked: Array<[number, string]> = [];
+    let answer9: (() => void) | undefined;
+    let refuse8 = true;
+    // Streams m and n move to partitions 9 and 8, other nodes'. 8's owner refuses the first ask at once; 9's answers late.
+    const r = rig({
+      partitionOf: (id) => (id === 'm' ? 9 : id === 'n' ? 8 : undefined),
+      stage: (partition, items) => {
+        for (const i of items) asked.push([partition, String(i.payload['name'])]);
+        if (partition === 8 && refuse8) {
+          refuse8 = false;
+          return Promise.reject(new Error('no owner now'));
+        }
+        if (partition === 9 && answer9 === undefined) return new Promise<void>((resolve) => (answer9 = resolve));
+        return Promise.resolve();
+      },
+    });
+    const [e] = seen([27]);
+    r.hand(e!, block(27), [
+      { stream: stream('m'), refs: [] },
+      { stream: stream('n'), refs: [] },
+    ]);
+    for (const name of ['m27', 'n27']) await r.end(name);
+    expect(await until(() => asked.length === 2, 2_000)).toBe(true);
+    // A retry wait's time passes while 9's owner is still answering; then it answers, and the batch is tried again.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await clock.advance(1_000);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    answer9!();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    await clock.advance(1_000);
+    await r.lanes.settled();
+    expect(asked.sort()).toEqual([
+      [8, 'n27'],
+      [8, 'n27'],
+      [9, 'm27'],
+    ]);
+    expect(left()).toEqual([]);
+  });
+
   it('neither stages nor has another node stage a webhook built for a partition lost meanwhile: its event waits for the partition’s next owner', async () => {
     const asked: string[] = [];
     let owned = true;
