@@ -285,7 +285,8 @@ export async function createCore({
       () =>
         following.followers.flatMap((f) => {
           const { chain, head } = f.status();
-          const at = dataIndexer.position(chain);
+          // A chain this node does not index (a node without api) has none, whatever an earlier run left in its store.
+          const at = following.indexed.has(chain) ? dataIndexer.position(chain) : undefined;
           return at === undefined ? [] : [{ labels: { chain }, value: Math.max(0, head - at) }];
         }),
     );

@@ -37,9 +37,9 @@ const GET_EVERY_MS = 10;
 const CATCH_UP_ONLY = process.env['BENCH_CATCH_UP_ONLY'] === '1';
 /** Catch-up rounds (server, naive follower, fetch alone, a cluster ingest node, in turn); each catch-up figure is the median of theirs. */
 const ROUNDS = Number(process.env['BENCH_ROUNDS'] ?? sized(3, 1));
-/** Where the server writes a CPU profile of each of its threads (node --cpu-prof), when set. */
+/** Where the server writes a CPU profile of each of its threads (node --cpu-prof), when set; the ingest node's under ingest-node/. */
 const PROFILE_DIR = process.env['BENCH_PROFILE_DIR'];
-/** More node options for the server (space-separated, e.g. --trace-gc), and a file its output is written to once it stops. */
+/** More node options for the server (space-separated, e.g. --trace-gc), and a file its output is written to once it stops (the ingest node's: that name + .ingest-node). */
 const SERVER_NODE_ARGS = (process.env['BENCH_SERVER_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== '');
 const SERVER_LOG = process.env['BENCH_SERVER_LOG'];
 const KEY = 'cpk_bench_ingest_0123456789abcdef';
@@ -102,7 +102,9 @@ async function serverCatchUp(
   const dataDir = mkdtempSync(join(tmpdir(), 'chainpost-bench-catchup-'));
   const server = await startProcess(
     [
-      ...(PROFILE_DIR === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`]),
+      ...(PROFILE_DIR === undefined
+        ? []
+        : ['--cpu-prof', `--cpu-prof-dir=${nats === undefined ? PROFILE_DIR : join(PROFILE_DIR, 'ingest-node')}`]),
       ...SERVER_NODE_ARGS,
       BIN,
       'serve',
@@ -187,7 +189,7 @@ async function serverCatchUp(
     };
   } finally {
     await server.stop();
-    if (SERVER_LOG !== undefined) writeFileSync(SERVER_LOG, server.output());
+    if (SERVER_LOG !== undefined) writeFileSync(nats === undefined ? SERVER_LOG : `${SERVER_LOG}.ingest-node`, server.output());
     rmSync(dataDir, { recursive: true, force: true });
   }
 }
