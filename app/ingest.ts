@@ -8,7 +8,8 @@ import { tracedEnqueue, tracedEvents, tracedPool, tracedUpstream, type Mark } fr
 import type { ServiceClock } from '../engine/clock.js';
 import type { Config } from '../engine/config/config.js';
 import type { Dispatcher } from '../engine/delivery/dispatcher.js';
-import { withIndexer, type DataIndexer } from '../engine/data-api/common/indexer.js';
+import type { DataIndexer } from '../engine/data-api/common/indexer.js';
+import { withIndexer } from '../engine/data-api/common/with-indexer.js';
 import type { Logger } from '../engine/log.js';
 import { inlineSmallCompiles } from '../engine/match/compile.js';
 import type { FilterCompiler } from '../engine/match/ports.js';

@@ -8,7 +8,8 @@ import { holdersQuery, ownersQuery, tokenHolders, tokenOwners } from '../engine/
 import { erc20TransferAt } from '../engine/data-api/erc20/index/log.js';
 import { tokenMetadata } from '../engine/data-api/erc20/tokens.js';
 import { tokenTransfers, tokenTransfersQuery, walletTransfers, walletTransfersQuery } from '../engine/data-api/erc20/transfers.js';
-import { DataIndexer, withIndexer } from '../engine/data-api/common/indexer.js';
+import { DataIndexer } from '../engine/data-api/common/indexer.js';
+import { withIndexer } from '../engine/data-api/common/with-indexer.js';
 import { dataIndexes } from '../engine/data-api/indexes.js';
 import { chainReads } from '../engine/evm/chain-reads.js';
 import { EvmFollower } from '../engine/evm/follower.js';

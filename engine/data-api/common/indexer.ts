@@ -9,6 +9,7 @@ import type { Logger } from '../../log.js';
 import type { Kv, KvOverlay, Table } from '../../ports.js';
 import { IndexedBlocks } from './indexed-blocks.js';
 import { IndexWriter, takeBack, type Undo } from './index-writer.js';
+import { dropChainIndexes, PrunedBeforeIndexed } from './begin-again.js';
 
 export { IndexWriter } from './index-writer.js';
 
@@ -388,7 +389,13 @@ export class DataIndexer {
         if (this.stopped) return;
         if (lane.failed !== undefined) await this.drain(lane);
         await this.unwind(chain);
-        const blocks = await this.nextBatch(chain);
+        let blocks: IndexedBlock[];
+        try {
+          blocks = await this.nextBatch(chain);
+        } catch (err) {
+          if (err instanceof PrunedBeforeIndexed && (await this.beginAgain(chain, lane, err.number))) continue;
+          throw err;
+        }
         if (blocks.length === 0) return;
         if (!(await this.write(chain, blocks))) continue;
         if (lane.built.length >= UNIT_BLOCKS || lane.kv.unsealed >= UNIT_WRITES) await this.seal(chain, lane);
@@ -486,7 +493,7 @@ export class DataIndexer {
       if (number !== first + blocks.length) break;
       const bytes = this.kv.getRaw('blocks', key);
       if (bytes === undefined) {
-        if (blocks.length === 0) throw new Error(`block ${number} of ${chain} was pruned before the Data API indexed it`);
+        if (blocks.length === 0) throw new PrunedBeforeIndexed(chain, number);
         break;
       }
       bytesRead += bytes.byteLength;
@@ -497,6 +504,25 @@ export class DataIndexer {
       await turn();
     }
     return blocks;
+  }
+
+  /**
+   * The indexes' next block was pruned unread (their node ran without the api role meanwhile, so without them, past the
+   * retention window): the chain's Data API rows are dropped and its indexes begin again where a new node's would,
+   * logged. False when that is not above the missing block (the store lost a record it should hold).
+   */
+  private async beginAgain(chain: string, lane: Lane, missing: number): Promise<boolean> {
+    const first = this.firstBlock(chain);
+    if (first === undefined || first <= missing) return false;
+    const indexed = this.kv.get<IndexState>('indexState', chain)?.number;
+    this.log.warn("the Data API's indexes stop below the oldest block stored: dropped, and built again from it", { chain, indexed, first });
+    await settle(lane);
+    lane.failed = undefined;
+    this.dropBuilt(lane);
+    await dropChainIndexes(this.kv, chain, turn);
+    this.blocks.forget(chain);
+    this.unread.delete(chain);
+    return true;
   }
 
   /** Where a chain's indexes begin: the start block asked, or the lowest block stored if that is higher (a start block below it would wait for ever). */
@@ -569,26 +595,4 @@ export class DataIndexer {
       }
     }
   }
-}
-
-/** A follower's listeners with the indexer's: both woken by a commit, pruning held back to the lower of their needs. */
-export function withIndexer(events: ChainEvents, indexer: DataIndexer): ChainEvents {
-  const mine = indexer.events();
-  return {
-    ...events,
-    committed(chain) {
-      events.committed?.(chain);
-      mine.committed?.(chain);
-    },
-    pace(chain, head) {
-      const a = events.pace?.(chain, head);
-      const b = mine.pace?.(chain, head);
-      return a === undefined ? b : b === undefined ? a : Promise.all([a, b]).then(() => {});
-    },
-    oldestUnread(chain) {
-      const a = events.oldestUnread?.(chain);
-      const b = mine.oldestUnread?.(chain);
-      return a === undefined ? b : b === undefined ? a : Math.min(a, b);
-    },
-  };
 }

@@ -3,18 +3,12 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ServiceClock } from '../../../../../engine/clock.js';
 import { indexedBlockAt } from '../../../../../engine/data-api/common/block-times.js';
 import { pageBlocks } from '../../../../../engine/data-api/common/pages.js';
-import {
-  DataIndexer,
-  PACE_LEAD,
-  UNDO_BLOCKS,
-  withIndexer,
-  type DataIndex,
-  type IndexState,
-} from '../../../../../engine/data-api/common/indexer.js';
+import { DataIndexer, PACE_LEAD, UNDO_BLOCKS, type DataIndex, type IndexState } from '../../../../../engine/data-api/common/indexer.js';
 import { indexedTo } from '../../../../../engine/data-api/common/read-at.js';
+import { withIndexer } from '../../../../../engine/data-api/common/with-indexer.js';
 import { decodeRecord, type BlockRecord } from '../../../../../engine/evm/record.js';
 import { removeBlock, writeBlock } from '../../../../../engine/evm/store.js';
-import { blockKey } from '../../../../../engine/ingest/chain-store.js';
+import { blockKey, pruneBlock } from '../../../../../engine/ingest/chain-store.js';
 import { prunable } from '../../../../../engine/ingest/follow.js';
 import { jsonLogger } from '../../../../../engine/log.js';
 import { openStore, type Store } from '../../../../../storage/env.js';
@@ -445,6 +439,36 @@ describe('DataIndexer', () => {
     const now = indexedTo({ kv, indexer, follower: () => status(550) }, CHAIN);
     await new Promise((r) => setImmediate(r));
     expect(await Promise.race([now, Promise.resolve('waiting')])).toEqual({ reached: false, position: 40 });
+  });
+
+  it('drops its rows and begins again at the oldest block stored, as a new node would, when its next block was pruned unread (its node ran without the api role)', async () => {
+    const times = (): number[] =>
+      kv.range('blockTimes', { start: `${CHAIN}/`, end: `${CHAIN}/\uffff` }).map((e) => parseInt(e.key.slice(CHAIN.length + 1), 16));
+    store(0, 30, 0);
+    indexer = newIndexer(undefined, undefined, [blockTimesIndex]);
+    await build();
+    expect(state()?.number).toBe(30);
+    indexer.stop();
+    await indexer.settled();
+    // Meanwhile blocks 31–60 stored and 0–44 pruned with no indexer: the oldest stored is 45 (the server's start block).
+    store(31, 60, 0);
+    kv.transact(() => {
+      for (let n = 0; n <= 44; n++) pruneBlock(kv, CHAIN, n);
+    });
+    indexer = newIndexer(45, undefined, [blockTimesIndex]);
+    await build();
+    expect(state()).toEqual({ number: 60, hash: hash(0, 60), start: 45 });
+    expect(times()).toEqual(Array.from({ length: 16 }, (_, i) => 45 + i));
+    expect(lines.filter((l) => l.includes('built again from it'))).toHaveLength(1);
+    expect(lines.filter((l) => l.includes('indexing failed'))).toEqual([]);
+
+    // A record missing above where a new node would begin is not healed so: the build fails, logged, and keeps its rows.
+    store(61, 70, 0);
+    kv.transact(() => pruneBlock(kv, CHAIN, 61));
+    await build();
+    expect(state()?.number).toBe(60);
+    expect(times()).toHaveLength(16);
+    expect(lines.filter((l) => l.includes('was pruned before the Data API indexed it'))).not.toEqual([]);
   });
 
   it('holds pruning back to the first block it has not read', async () => {
