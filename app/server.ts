@@ -31,6 +31,7 @@ import { TargetPolicy } from '../engine/net/targets.js';
 import { ApiKeys } from '../engine/keys.js';
 import { DataIndexer } from '../engine/data-api/common/indexer.js';
 import { dataIndexes } from '../engine/data-api/indexes.js';
+import { dataChainRanges } from '../engine/data-api/tables.js';
 import { jsonLogger, type Logger } from '../engine/log.js';
 import { Metrics } from '../engine/metrics.js';
 import { RateLimiter } from '../engine/ratelimit.js';
@@ -277,6 +278,7 @@ export async function createCore({
       {
         startBlock: (chain) => following.follower(chain)?.status().oldest,
         nodeHead: (chain) => following.follower(chain)?.status().nodeHead,
+        chainRanges: dataChainRanges,
       },
     );
     metrics.gauge(

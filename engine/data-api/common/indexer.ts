@@ -3,7 +3,7 @@ import { ChainRuns } from '../../ingest/chain-runs.js';
 import { decodeRecord, type BlockRecord } from '../../evm/record.js';
 import type { ChainState } from '../../evm/follower.js';
 import { transfersOf, type Transfer } from '../../evm/store.js';
-import { blockKey } from '../../ingest/chain-store.js';
+import { blockKey, type KeyRange } from '../../ingest/chain-store.js';
 import type { ChainEvents } from '../../ingest/follow.js';
 import type { Logger } from '../../log.js';
 import type { Kv, KvOverlay, Table } from '../../ports.js';
@@ -133,6 +133,8 @@ export interface DataIndexerOptions {
    * its node saves a read and a saved key per write, which cost as much as the writes themselves.
    */
   nodeHead?(chain: string): number | undefined;
+  /** Every key range the indexes hold of a chain (dataChainRanges), dropped when they begin again (beginAgain); none: never. */
+  chainRanges?(chain: string): KeyRange[];
 }
 
 /** A chain's index writes not yet durable: the overlay they are built in, and the unit sealed last until durable. */
@@ -507,19 +509,19 @@ export class DataIndexer {
   }
 
   /**
-   * The indexes' next block was pruned unread (their node ran without the api role meanwhile, so without them, past the
-   * retention window): the chain's Data API rows are dropped and its indexes begin again where a new node's would,
-   * logged. False when that is not above the missing block (the store lost a record it should hold).
+   * Their next block pruned unread (the node ran without the api role past the retention window): the chain's rows are
+   * dropped, its indexes begin again where a new node's would, logged. False if that is not above it, or no chainRanges.
    */
   private async beginAgain(chain: string, lane: Lane, missing: number): Promise<boolean> {
     const first = this.firstBlock(chain);
-    if (first === undefined || first <= missing) return false;
-    const indexed = this.kv.get<IndexState>('indexState', chain)?.number;
+    const ranges = this.opts.chainRanges?.(chain);
+    if (first === undefined || first <= missing || ranges === undefined) return false;
+    const indexed = this.position(chain);
     this.log.warn("the Data API's indexes stop below the oldest block stored: dropped, and built again from it", { chain, indexed, first });
     await settle(lane);
     lane.failed = undefined;
     this.dropBuilt(lane);
-    await dropChainIndexes(this.kv, chain, turn);
+    await dropChainIndexes(this.kv, ranges, turn);
     this.blocks.forget(chain);
     this.unread.delete(chain);
     return true;

@@ -6,6 +6,7 @@ import { pageBlocks } from '../../../../../engine/data-api/common/pages.js';
 import { DataIndexer, PACE_LEAD, UNDO_BLOCKS, type DataIndex, type IndexState } from '../../../../../engine/data-api/common/indexer.js';
 import { indexedTo } from '../../../../../engine/data-api/common/read-at.js';
 import { withIndexer } from '../../../../../engine/data-api/common/with-indexer.js';
+import { dataChainRanges } from '../../../../../engine/data-api/tables.js';
 import { decodeRecord, type BlockRecord } from '../../../../../engine/evm/record.js';
 import { removeBlock, writeBlock } from '../../../../../engine/evm/store.js';
 import { blockKey, pruneBlock } from '../../../../../engine/ingest/chain-store.js';
@@ -85,6 +86,7 @@ function newIndexer(startBlock?: number, nodeHead?: number, indexes: DataIndex[]
     {
       ...(startBlock === undefined ? {} : { startBlock: () => startBlock }),
       ...(nodeHead === undefined ? {} : { nodeHead: () => nodeHead }),
+      chainRanges: dataChainRanges,
     },
   );
 }
