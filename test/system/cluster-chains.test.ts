@@ -52,6 +52,8 @@ class Scene {
   ttlMs = TTL;
   /** The chain's CHAINPOST_CONFIRMATIONS, when a case sets it. */
   confirmations: number | undefined;
+  /** CHAINPOST_RETENTION_BLOCKS, when a case sets it. */
+  retention: number | undefined;
 
   env(): Record<string, string> {
     return {
@@ -60,6 +62,7 @@ class Scene {
       CHAINPOST_LEASE_TTL_MS: String(this.ttlMs),
       CHAINPOST_POLL_MS: '50',
       ...(this.confirmations === undefined ? {} : { CHAINPOST_CONFIRMATIONS: `${CHAIN}=${this.confirmations}` }),
+      ...(this.retention === undefined ? {} : { CHAINPOST_RETENTION_BLOCKS: String(this.retention) }),
     };
   }
 
@@ -74,9 +77,9 @@ class Scene {
     return s;
   }
 
-  /** A node as the binary (a process a test can kill), `args` after `serve` (`--roles …`). */
-  async binary(args: string[] = []): Promise<RunningBinary> {
-    const s = await startBinary(this.env(), tempDir(), undefined, undefined, args);
+  /** A node as the binary (a process a test can kill), `args` after `serve` (`--roles …`), on `dir` (a new one unless given). */
+  async binary(args: string[] = [], dir = tempDir()): Promise<RunningBinary> {
+    const s = await startBinary(this.env(), dir, undefined, undefined, args);
     this.cleanups.push(async () => {
       await s.stop('SIGKILL');
       rmSync(s.dir, { recursive: true, force: true });
@@ -277,6 +280,52 @@ describe('a chain followed by one node of two, its blocks applied by the other (
       expect(await dataRows(applier.dir)).toEqual({});
       // The same blocks indexed where the API is served: its position and each block's time.
       expect(await dataRows(api.dir)).toMatchObject({ indexState: 1, blockTimes: expect.any(Number) });
+    },
+  );
+
+  scene(
+    'drops the indexes of a node given api again after it ran without it past the retention window, and builds them again from the oldest block it holds',
+    async (s) => {
+      s.retention = 4;
+      const dir = tempDir();
+      const chainOf = async (n: RunningBinary): Promise<Record<string, unknown> | undefined> =>
+        ((await n.call('/health')).body.chains as Array<Record<string, unknown>>).find((c) => c.chain === CHAIN);
+      const first = await s.binary([], dir);
+      expect(await until(() => takeovers(first) === 1, 10 * TTL, 50)).toBe(true);
+      const indexed = await s.mine(3);
+      expect(await indexedTo(first, indexed, CHAIN, 20_000)).toBe(true);
+      await first.stop();
+
+      // The same directory without api: it follows on and prunes (behind the block events a cluster node keeps, 1,024
+      // blocks), its old indexes left as they were.
+      const ingest = await s.binary(['--roles', 'ingest,match,deliver'], dir);
+      expect(await until(() => takeovers(ingest) === 1, 10 * TTL, 50)).toBe(true);
+      const tip = await s.mine(1_100);
+      expect(await until(async () => Number((await chainOf(ingest))?.['oldest']) > indexed + 1, 20_000, 50)).toBe(true);
+      expect(await chainOf(ingest)).not.toHaveProperty('indexed');
+      expect((await ingest.call('/metrics')).body).not.toContain(`chainpost_data_index_lag_blocks{chain="${CHAIN}"}`);
+      await ingest.stop();
+
+      // With api again: its indexes stop below the oldest block it holds, so they begin again there.
+      const again = await s.binary([], dir);
+      expect(await until(() => takeovers(again) === 1, 10 * TTL, 50)).toBe(true);
+      const oldest = Number((await chainOf(again))?.['oldest']);
+      expect(oldest).toBeGreaterThan(indexed + 1);
+      expect(await indexedTo(again, tip, CHAIN, 20_000)).toBe(true);
+      expect(again.output()).toContain("the Data API's indexes stop below the oldest block stored");
+      expect(again.output()).not.toContain('was pruned before the Data API indexed it');
+      await again.stop();
+      const store = openStore(dir, { create: false });
+      try {
+        const times = store
+          .range('blockTimes', { start: `${CHAIN}/`, end: `${CHAIN}/\uffff` })
+          .map((e) => parseInt(e.key.slice(CHAIN.length + 1), 16));
+        expect(times[0]).toBeGreaterThanOrEqual(oldest - 1);
+        expect(times.at(-1)).toBeGreaterThanOrEqual(tip);
+        expect(store.get<{ start: number }>('indexState', CHAIN)?.start).toBe(times[0]);
+      } finally {
+        await store.close();
+      }
     },
   );
 
