@@ -1,8 +1,7 @@
 import type { Clock } from '../../clock.js';
 import { ChainRuns } from '../../ingest/chain-runs.js';
-import { decodeRecord, type BlockRecord } from '../../evm/record.js';
+import { decodeRecord } from '../../evm/record.js';
 import type { ChainState } from '../../evm/follower.js';
-import { transfersOf, type Transfer } from '../../evm/store.js';
 import { blockKey, type KeyRange } from '../../ingest/chain-store.js';
 import type { ChainEvents } from '../../ingest/follow.js';
 import type { Logger } from '../../log.js';
@@ -11,7 +10,10 @@ import { IndexedBlocks } from './indexed-blocks.js';
 import { IndexWriter, takeBack, type Undo } from './index-writer.js';
 import { dropChainIndexes, PrunedBeforeIndexed } from './begin-again.js';
 
+import { indexedBlock, type DataIndex, type IndexedBlock } from './data-index.js';
+
 export { IndexWriter } from './index-writer.js';
+export { indexedBlock, type DataIndex, type IndexedBlock } from './data-index.js';
 
 /**
  * The Data API's indexes of an EVM chain, built just behind the follower's head
@@ -28,46 +30,6 @@ export { IndexWriter } from './index-writer.js';
  * the unit's writes from the overlay. One unit is in flight at a time: a unit built on one whose commit
  * failed is dropped, never written.
  */
-
-/** A block as the indexes read it: decoded once per batch and shared by every index. */
-export interface IndexedBlock {
-  chain: string;
-  number: number;
-  hash: string;
-  /** Unix seconds. */
-  timestamp: number;
-  record: BlockRecord;
-  /** The block's ERC-20, ERC-721 and ERC-1155 transfers in log order, addresses lower case: decoded once for every index. */
-  transfers: readonly Transfer[];
-}
-
-/** A block record as the indexes read it. */
-export function indexedBlock(chain: string, number: number, hash: string, record: BlockRecord): IndexedBlock {
-  const transfers = transfersOf(record).map((t) => ({
-    ...t,
-    contract: t.contract.toLowerCase(),
-    from: t.from.toLowerCase(),
-    to: t.to.toLowerCase(),
-  }));
-  return { chain, number, hash, timestamp: Number(record.header['timestamp']), record, transfers };
-}
-
-/** One index (or a group of indexes kept together): the rows a block adds, written through `w`. */
-export interface DataIndex<Prepared = unknown> {
-  readonly name: string;
-  /**
-   * Work before the batch's transaction (node reads, such as balanceOf of pairs seen for the first time), so
-   * the transaction itself never waits on the network. A rejection retries the batch later; nothing is written.
-   */
-  prepare?(blocks: readonly IndexedBlock[], kv: Kv): Promise<Prepared>;
-  /** Writes this block's rows. Runs in the batch's write transaction: reads through `w` see the batch's writes. */
-  apply(w: IndexWriter, block: IndexedBlock, prepared: Prepared): void;
-  /**
-   * apply in steps, for an index whose rows of a busy block take the event loop longest: the indexer runs each step
-   * in a turn of its own (apply runs them all at once).
-   */
-  steps?(w: IndexWriter, block: IndexedBlock, prepared: Prepared): Iterable<void>;
-}
 
 /** `indexState` row: the last block every index holds, and its hash. */
 export interface IndexState {
@@ -204,6 +166,10 @@ export class DataIndexer {
   private readonly pacers = new Map<string, Array<{ number: number; go: () => void }>>();
   /** Chains whose last build failed, until a batch is built again. */
   private readonly failing = new Set<string>();
+  /** Chains whose indexes are being dropped (beginAgain): no position is read meanwhile, their rows half gone. */
+  private readonly dropping = new Set<string>();
+  /** Chains whose indexes began again far below their follower: it does not wait for them until they come within PACE_LEAD. */
+  private readonly unpaced = new Set<string>();
 
   /** The follower's listener: wakes the build once a commit is durable, holds pruning back to what is not indexed yet, and paces a catch-up. */
   events(): Pick<ChainEvents, 'committed' | 'oldestUnread' | 'pace'> {
@@ -223,7 +189,9 @@ export class DataIndexer {
   pace(chain: string, head: number): Promise<void> | undefined {
     if (this.stopped || this.failing.has(chain)) return undefined;
     const at = (this.lanes.get(chain)?.kv ?? this.kv).get<IndexState>('indexState', chain)?.number;
-    if (at === undefined || head - at <= PACE_LEAD) return undefined;
+    if (at !== undefined && head - at <= PACE_LEAD) this.unpaced.delete(chain);
+    // A live chain's webhooks do not wait for indexes built again from far below it (beginAgain).
+    if (at === undefined || head - at <= PACE_LEAD || this.unpaced.has(chain)) return undefined;
     return new Promise((go) => {
       const list = this.pacers.get(chain) ?? [];
       this.pacers.set(chain, list);
@@ -272,7 +240,7 @@ export class DataIndexer {
 
   /** The last block every index holds; undefined before the first batch. */
   position(chain: string): number | undefined {
-    return this.kv.get<IndexState>('indexState', chain)?.number;
+    return this.dropping.has(chain) ? undefined : this.kv.get<IndexState>('indexState', chain)?.number;
   }
 
   /** Resolves true once the indexes hold `number` (a read about it then answers), false after `timeoutMs`. */
@@ -510,18 +478,31 @@ export class DataIndexer {
 
   /**
    * Their next block pruned unread (the node ran without the api role past the retention window): the chain's rows are
-   * dropped, its indexes begin again where a new node's would, logged. False if that is not above it, or no chainRanges.
+   * dropped, its indexes begin again where a new node's would (the oldest record stored), logged. False when there is
+   * nothing to drop or that is not above the missing block (the store lost a record it should hold), or no chainRanges.
+   * Reads see no position while the rows go, and the chain's follower does not wait for the indexes built again.
    */
   private async beginAgain(chain: string, lane: Lane, missing: number): Promise<boolean> {
     const first = this.firstBlock(chain);
     const ranges = this.opts.chainRanges?.(chain);
-    if (first === undefined || first <= missing || ranges === undefined) return false;
     const indexed = this.position(chain);
+    if (indexed === undefined || first === undefined || first <= missing || ranges === undefined) return false;
     this.log.warn("the Data API's indexes stop below the oldest block stored: dropped, and built again from it", { chain, indexed, first });
-    await settle(lane);
-    lane.failed = undefined;
-    this.dropBuilt(lane);
-    await dropChainIndexes(this.kv, ranges, turn);
+    this.dropping.add(chain);
+    this.unpaced.add(chain);
+    this.unpace(chain, Infinity);
+    try {
+      await settle(lane);
+      lane.failed = undefined;
+      this.dropBuilt(lane);
+      // Cut short by a stop: the position goes last, so the next start drops the rest.
+      await dropChainIndexes(this.kv, ranges, async () => {
+        if (this.stopped) throw new Error(`stopped while dropping the Data API's indexes of ${chain}: dropped again at the next start`);
+        await turn();
+      });
+    } finally {
+      this.dropping.delete(chain);
+    }
     this.blocks.forget(chain);
     this.unread.delete(chain);
     return true;
@@ -534,9 +515,10 @@ export class DataIndexer {
     return Math.max(lowest, this.opts.startBlock?.(chain) ?? lowest);
   }
 
+  /** The lowest block whose record is stored (a pruned block keeps its `canon` row, not its record). */
   private lowestRecord(chain: string): number | undefined {
-    const [first] = this.kv.range<unknown>('canon', { start: `${chain}/`, end: `${chain}/\uffff`, limit: 1 });
-    return first === undefined ? undefined : parseInt(first.key.slice(chain.length + 1), 16);
+    const [first] = this.kv.keys('blocks', { start: `${chain}/`, end: `${chain}/\uffff`, limit: 1 });
+    return first === undefined ? undefined : parseInt(first.slice(chain.length + 1), 16);
   }
 
   /** While the indexes' last block is no longer the canonical one at its height, takes it back. */

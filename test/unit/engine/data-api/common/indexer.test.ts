@@ -452,17 +452,24 @@ describe('DataIndexer', () => {
     expect(state()?.number).toBe(30);
     indexer.stop();
     await indexer.settled();
-    // Meanwhile blocks 31–60 stored and 0–44 pruned with no indexer: the oldest stored is 45 (the server's start block).
+    // Meanwhile blocks 31–60 stored and 0–44 pruned with no indexer: the oldest record stored is 45. The start block
+    // said is lower (a node applying another's blocks is told that one's pruning): the records say where to begin.
     store(31, 60, 0);
     kv.transact(() => {
       for (let n = 0; n <= 44; n++) pruneBlock(kv, CHAIN, n);
     });
-    indexer = newIndexer(45, undefined, [blockTimesIndex]);
+    indexer = newIndexer(20, undefined, [blockTimesIndex]);
     await build();
     expect(state()).toEqual({ number: 60, hash: hash(0, 60), start: 45 });
     expect(times()).toEqual(Array.from({ length: 16 }, (_, i) => 45 + i));
     expect(lines.filter((l) => l.includes('built again from it'))).toHaveLength(1);
     expect(lines.filter((l) => l.includes('indexing failed'))).toEqual([]);
+    // Built again from far below a live head, the indexes hold no follower back until they come within PACE_LEAD;
+    // then a follower far ahead waits for them again.
+    expect(indexer.pace(CHAIN, 60 + PACE_LEAD + 100)).toBeUndefined();
+    expect(indexer.pace(CHAIN, 60 + PACE_LEAD)).toBeUndefined();
+    const held = indexer.pace(CHAIN, 60 + PACE_LEAD + 100);
+    expect(held).toBeInstanceOf(Promise);
 
     // A record missing above where a new node would begin is not healed so: the build fails, logged, and keeps its rows.
     store(61, 70, 0);
@@ -471,6 +478,8 @@ describe('DataIndexer', () => {
     expect(state()?.number).toBe(60);
     expect(times()).toHaveLength(16);
     expect(lines.filter((l) => l.includes('was pruned before the Data API indexed it'))).not.toEqual([]);
+    // A failing build lets its followers go.
+    await held;
   });
 
   it('holds pruning back to the first block it has not read', async () => {
