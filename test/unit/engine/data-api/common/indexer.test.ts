@@ -482,6 +482,54 @@ describe('DataIndexer', () => {
     await held;
   });
 
+  it('reads no position of a chain while its rows are dropped to begin again, and a stop cuts the drop short: the next start drops the rest', async () => {
+    store(0, 30, 0);
+    indexer = newIndexer(undefined, undefined, [blockTimesIndex]);
+    await build();
+    indexer.stop();
+    await indexer.settled();
+    store(31, 60, 0);
+    kv.transact(() => {
+      for (let n = 0; n <= 44; n++) pruneBlock(kv, CHAIN, n);
+    });
+    /** An indexer whose `onDrop` runs when it says it drops its rows (then synchronously, as the log line is written). */
+    const dropping = (onDrop: (i: DataIndexer) => void): DataIndexer => {
+      const i: DataIndexer = new DataIndexer(
+        kv,
+        [blockTimesIndex],
+        clock,
+        jsonLogger(
+          (l) => {
+            lines.push(l);
+            if (l.includes('built again from it')) onDrop(i);
+          },
+          () => clock.now(),
+          'info',
+        ),
+        { chainRanges: dataChainRanges },
+      );
+      return i;
+    };
+    // Stopped as the drop begins: the position, dropped last, is still there, so the next start begins again.
+    let during: Array<number | undefined> = [];
+    indexer = dropping((i) => {
+      during.push(i.position(CHAIN));
+      setImmediate(() => during.push(i.position(CHAIN)));
+      i.stop();
+    });
+    await build();
+    expect(during).toEqual([30, undefined]);
+    expect(state()?.number).toBe(30);
+    expect(lines.filter((l) => l.includes('stopped while dropping'))).toHaveLength(1);
+
+    during = [];
+    indexer = dropping((i) => setImmediate(() => during.push(i.position(CHAIN))));
+    await build();
+    expect(during).toEqual([undefined]);
+    expect(state()).toEqual({ number: 60, hash: hash(0, 60), start: 45 });
+    expect(lines.filter((l) => l.includes('built again from it'))).toHaveLength(2);
+  });
+
   it('holds pruning back to the first block it has not read', async () => {
     store(0, 20, 0);
     indexer = newIndexer();
