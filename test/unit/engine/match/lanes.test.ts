@@ -12,7 +12,7 @@ import type { CallBudget, MatchedBlock } from '../../../../engine/match/build.js
 import type { StoredStream } from '../../../../engine/streams/model.js';
 import { openStore } from '../../../../storage/env.js';
 import { tempDir, until } from '../../../helpers.js';
-import { quietLog } from '../../../kit/quiet-log.js';
+import { jsonLogger } from '../../../../engine/log.js';
 
 /**
  * The matcher's lanes over a real store: each build waits until the test lets it end, so a slow stream and a fast
@@ -51,6 +51,8 @@ describe('the lanes of a chain', () => {
   ) {
     const staged: string[] = [];
     const started: string[] = [];
+    /** The lanes' error lines: a failed batch's. */
+    const failures: string[] = [];
     const budgets = new Map<string, CallBudget>();
     const ends = new Map<string, (payload: Record<string, unknown> | null) => void>();
     const dispatcher: Pick<Dispatcher, 'prepare' | 'stage'> = {
@@ -80,7 +82,11 @@ describe('the lanes of a chain', () => {
       clock,
       dispatcher,
       build,
-      quietLog(() => clock.now()),
+      jsonLogger(
+        (line) => void failures.push(line),
+        () => clock.now(),
+        'error',
+      ),
       {
         stageChunk: 200,
         triggerBudgetMs: BUDGET_MS,
@@ -105,7 +111,15 @@ describe('the lanes of a chain', () => {
         streams.map((s) => ({ ...s, partition: cluster.partitionOf?.(s.stream.id) ?? 0 })),
         ALL,
       );
-    return { lanes, hand, staged, started, budgets, end };
+    /**
+     * Once `n` batches failed (each logged, its retry wait armed just after): the retry wait passes on the service
+     * clock. Advanced before a wait is armed, the clock would leave it waiting.
+     */
+    const retried = async (n = 1) => {
+      expect(await until(() => failures.length >= n, 2_000), `${n} failed batches`).toBe(true);
+      await clock.advance(1_000);
+    };
+    return { lanes, hand, staged, started, budgets, end, failures, retried };
   }
   const stream = (id: string) => ({ id }) as StoredStream;
   const block = (number: number): MatchedBlock => ({ chain: CHAIN, number, bytes: new Uint8Array(), confirmed: false });
@@ -214,13 +228,12 @@ describe('the lanes of a chain', () => {
         { stream: stream('f'), refs: [] },
       ]);
     for (const name of ['m20', 'f20', 'm21', 'f21']) await r.end(name);
-    expect(await until(() => asked.length > 0, 2_000)).toBe(true);
+    expect(await until(() => r.failures.length > 0, 2_000)).toBe(true);
     // Refused: nothing of the batch is written here; tried again after the retry wait.
-    await new Promise((resolve) => setTimeout(resolve, 50));
     expect(r.staged).toEqual([]);
     expect(left()).toEqual(['20:', '21:']);
     refuse = false;
-    await clock.advance(1_000);
+    await r.retried();
     await r.lanes.settled();
     expect(r.staged).toEqual(['f20', 'f21']);
     expect(asked.at(-1)).toEqual({ partition: 9, webhooks: ['m20', 'm21'] });
@@ -262,8 +275,7 @@ describe('the lanes of a chain', () => {
         { stream: stream('f'), refs: [] },
       ]);
       for (const name of [`m${n}`, `f${n}`]) await r.end(name);
-      expect(await until(() => !fail, 2_000)).toBe(true);
-      await clock.advance(1_000);
+      await r.retried();
       await r.lanes.settled();
       // m's webhook is in partition 9's queue since the first try's answer: neither forwarded again nor staged here.
       expect(asked).toEqual([`m${n}`]);
@@ -296,13 +308,12 @@ describe('the lanes of a chain', () => {
     ]);
     for (const name of ['m27', 'n27']) await r.end(name);
     expect(await until(() => asked.length === 2, 2_000)).toBe(true);
-    // A retry wait's time passes while 9's owner is still answering; then it answers, and the batch is tried again.
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    // A retry wait's time passes while 9's owner is still answering: a batch failed at 8's refusal would be tried
+    // again now (its failure comes at once: 200 ms is ample). Then 9 answers, and the batch is tried again.
+    expect(await until(() => r.failures.length > 0, 200)).toBe(false);
     await clock.advance(1_000);
-    await new Promise((resolve) => setTimeout(resolve, 20));
     answer9!();
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    await clock.advance(1_000);
+    await r.retried();
     await r.lanes.settled();
     expect(asked.sort()).toEqual([
       [8, 'n27'],
@@ -367,7 +378,7 @@ describe('the lanes of a chain', () => {
     ]);
     for (const name of ['a40', 'b40', 'm40']) await r.end(name);
     expect(await until(() => r.staged.length === 3 && !takeBack, 2_000)).toBe(true);
-    await clock.advance(1_000);
+    await r.retried();
     await r.lanes.settled();
     try {
       // a's webhook, staged and sent by the first try, is not staged again; b's waits for partition 1's next owner.
