@@ -249,7 +249,7 @@ and bytes; exits 1 when CHAINPOST_NATS is unset or no NATS server answers.`,
     async run(ctx) {
       // Loaded here: viem and the devnet's client cost the other commands ~0.6 s at start.
       const { devnetReset } = await import('../../http/clients/devnet-reset.js');
-      for (const line of devnetReset(ctx.store(), ctx.config.dataDir)) ctx.io.out(`${line}\n`);
+      for (const line of await devnetReset(ctx.store(), ctx.config.dataDir)) ctx.io.out(`${line}\n`);
     },
   },
 ];

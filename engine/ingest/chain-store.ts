@@ -90,19 +90,40 @@ function chainRanges(chain: string): KeyRange[] {
  * Removes what was ingested from a chain (a fresh start of it: `chainpost devnet reset`), a bounded batch
  * per transaction (a run cut short is finished by running it again); the rows removed per table.
  */
-export function clearChain(kv: Kv, chain: string, more: readonly KeyRange[] = [], batch = 10_000): Partial<Record<Table, number>> {
+export async function clearChain(
+  kv: Kv,
+  chain: string,
+  more: readonly KeyRange[] = [],
+  batch = 10_000,
+): Promise<Partial<Record<Table, number>>> {
   const removed: Partial<Record<Table, number>> = {};
   // The follower's state first: whatever else is left of the chain is then below nothing it trusts.
   if (kv.has('chainState', chain)) {
-    kv.transact(() => kv.remove('chainState', chain));
+    await kv.transactAsync(() => kv.remove('chainState', chain));
     removed.chainState = 1;
   }
   // `more`: what is built from the chain's blocks elsewhere (the Data API's indexes: dataChainRanges).
-  for (const range of [...chainRanges(chain), ...more]) {
+  return { ...removed, ...(await clearRanges(kv, [...chainRanges(chain), ...more], batch)) };
+}
+
+/**
+ * Removes every key of `ranges`, in their order, `batch` at most per transaction (committed off the event loop),
+ * `between` awaited after each (a turn of a live server's event loop, or a check that it is stopping); the rows
+ * removed per table.
+ */
+export async function clearRanges(
+  kv: Kv,
+  ranges: readonly KeyRange[],
+  batch = 10_000,
+  between?: () => Promise<void>,
+): Promise<Partial<Record<Table, number>>> {
+  const removed: Partial<Record<Table, number>> = {};
+  for (const range of ranges) {
     let n: number;
     do {
-      n = kv.transact(() => kv.removeRange(range.table, { start: range.start, end: range.end, limit: batch }));
+      n = await kv.transactAsync(() => kv.removeRange(range.table, { start: range.start, end: range.end, limit: batch }));
       removed[range.table] = (removed[range.table] ?? 0) + n;
+      await between?.();
     } while (n === batch);
   }
   return removed;

@@ -5,7 +5,8 @@ import type { Kv, Table } from '../../engine/ports.js';
 import { DEVNET_CHAIN, devnetFiles } from './devnet.js';
 
 /** Removes what was ingested from chain 0x539 (its follower's rows and its Data API indexes); the rows removed per table. */
-const clearDevnetChain = (store: Kv): Partial<Record<Table, number>> => clearChain(store, DEVNET_CHAIN, dataChainRanges(DEVNET_CHAIN));
+const clearDevnetChain = (store: Kv): Promise<Partial<Record<Table, number>>> =>
+  clearChain(store, DEVNET_CHAIN, dataChainRanges(DEVNET_CHAIN));
 
 const total = (removed: Partial<Record<Table, number>>): number => Object.values(removed).reduce((a, b) => a + b, 0);
 
@@ -16,8 +17,8 @@ const total = (removed: Partial<Record<Table, number>>): number => Object.values
  * transfers and sales rows, and its Data API indexes). Streams, keys and webhooks already queued stay.
  * Call it holding the data directory's lock (no server may run it meanwhile). Returns the lines to print.
  */
-export function devnetReset(store: Kv, dataDir: string): string[] {
-  const removed = clearDevnetChain(store);
+export async function devnetReset(store: Kv, dataDir: string): Promise<string[]> {
+  const removed = await clearDevnetChain(store);
   const lines = [
     `cleared chain ${DEVNET_CHAIN} from ${dataDir}: ${total(removed)} rows (${
       Object.entries(removed)
@@ -43,7 +44,7 @@ export function devnetReset(store: Kv, dataDir: string): string[] {
  * on the new chain instead of rolling the stored one back as a reorg of all of it. Cleared whenever the file
  * is missing, so a clear cut short is finished at the next start. The rows removed (none with the file there).
  */
-export function clearForNewDevnet(store: Kv, dataDir: string): number {
+export async function clearForNewDevnet(store: Kv, dataDir: string): Promise<number> {
   if (existsSync(devnetFiles(dataDir).state)) return 0;
-  return total(clearDevnetChain(store));
+  return total(await clearDevnetChain(store));
 }

@@ -6,7 +6,7 @@ import { clearForNewDevnet } from './devnet-reset.js';
 /** The EVM family's embedded devnet: anvil under the data directory (http/clients/devnet.ts). */
 export const embeddedDevnet: EmbeddedDevnet = {
   async start({ config, log, kv, notice }) {
-    const cleared = clearForNewDevnet(kv, config.dataDir);
+    const cleared = await clearForNewDevnet(kv, config.dataDir);
     if (cleared > 0)
       log.info('no devnet state: a new devnet begins, and what was ingested from its chain is cleared', {
         chain: DEVNET_CHAIN,

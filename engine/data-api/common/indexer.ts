@@ -2,14 +2,12 @@ import type { Clock } from '../../clock.js';
 import { ChainRuns } from '../../ingest/chain-runs.js';
 import { decodeRecord } from '../../evm/record.js';
 import type { ChainState } from '../../evm/follower.js';
-import { blockKey, type KeyRange } from '../../ingest/chain-store.js';
+import { blockKey, clearRanges, type KeyRange } from '../../ingest/chain-store.js';
 import type { ChainEvents } from '../../ingest/follow.js';
 import type { Logger } from '../../log.js';
 import type { Kv, KvOverlay, Table } from '../../ports.js';
 import { IndexedBlocks } from './indexed-blocks.js';
 import { IndexWriter, takeBack, type Undo } from './index-writer.js';
-import { dropChainIndexes, PrunedBeforeIndexed } from './begin-again.js';
-
 import { indexedBlock, type DataIndex, type IndexedBlock } from './data-index.js';
 
 export { IndexWriter } from './index-writer.js';
@@ -30,6 +28,16 @@ export { indexedBlock, type DataIndex, type IndexedBlock } from './data-index.js
  * the unit's writes from the overlay. One unit is in flight at a time: a unit built on one whose commit
  * failed is dropped, never written.
  */
+
+/** The indexes' next block has no record: pruned before they read it (DataIndexer.beginAgain). */
+class PrunedBeforeIndexed extends Error {
+  constructor(
+    chain: string,
+    readonly number: number,
+  ) {
+    super(`block ${number} of ${chain} was pruned before the Data API indexed it`);
+  }
+}
 
 /** `indexState` row: the last block every index holds, and its hash. */
 export interface IndexState {
@@ -82,6 +90,8 @@ export const INDEX_BATCH = 32;
  */
 const BATCH_BYTES = 256 << 10;
 const BATCH_MAX = 1024;
+/** Keys removed per transaction while a chain's indexes are dropped to begin again. */
+const DROP_BATCH = 10_000;
 /** After a failed batch, the next try waits this long. */
 const RETRY_MS = 2_000;
 
@@ -496,7 +506,7 @@ export class DataIndexer {
       lane.failed = undefined;
       this.dropBuilt(lane);
       // Cut short by a stop: the position goes last, so the next start drops the rest.
-      await dropChainIndexes(this.kv, ranges, async () => {
+      await clearRanges(this.kv, ranges, DROP_BATCH, async () => {
         if (this.stopped) throw new Error(`stopped while dropping the Data API's indexes of ${chain}: dropped again at the next start`);
         await turn();
       });

@@ -16,7 +16,7 @@ afterAll(async () => {
 const everything = (): string[] =>
   TABLES.flatMap((t: Table) => store.range(t).map((e) => `${t} ${e.key}`)).filter((k) => !k.startsWith('meta '));
 
-it('clearChain removes every row ingested from one chain (in batches) and nothing of another chain or of the tenants', () => {
+it('clearChain removes every row ingested from one chain (in batches) and nothing of another chain or of the tenants', async () => {
   const rows = (chain: string): Array<[Table, string]> => [
     ['chainState', chain],
     ...(['blocks', 'probes', 'canon'] as const).flatMap((t) =>
@@ -81,7 +81,7 @@ it('clearChain removes every row ingested from one chain (in batches) and nothin
   store.transact(() => {
     for (const [t, k] of [...rows('0x539'), ...kept]) store.put(t, k, 1);
   });
-  const removed = clearChain(store, '0x539', dataChainRanges('0x539'), 2);
+  const removed = await clearChain(store, '0x539', dataChainRanges('0x539'), 2);
   expect(removed).toEqual({
     chainState: 1,
     blocks: 3,
@@ -129,5 +129,5 @@ it('clearChain removes every row ingested from one chain (in batches) and nothin
     btcTxs: 1,
   });
   expect(everything().sort()).toEqual(kept.map(([t, k]) => `${t} ${k}`).sort());
-  expect(Object.values(clearChain(store, '0x539', dataChainRanges('0x539'))).every((n) => n === 0)).toBe(true);
+  expect(Object.values(await clearChain(store, '0x539', dataChainRanges('0x539'))).every((n) => n === 0)).toBe(true);
 });
