@@ -6,6 +6,7 @@ import type { Table } from '../../engine/ports.js';
 import { openStore } from '../../storage/env.js';
 import { indexedTo, startBinary, startChainpost, tempDir, until, type Running, type RunningBinary } from '../helpers.js';
 import { startNatsServer, type NatsServer } from '../kit/nats-server.js';
+import { minedReceipt } from '../kit/anvil-rpc.js';
 import { startReceiver } from '../receiver.js';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connectBus } from '../../bus/connect.js';
@@ -434,9 +435,7 @@ describe('a chain followed by one node of two, its blocks applied by the other (
         let block: number;
         try {
           const hash = await rpc.call<string>('eth_sendTransaction', [{ from: ANVIL_ACCOUNT, to: wallet, value: '0x1' }]);
-          const receiptOf = () => rpc.call<{ blockNumber: string } | null>('eth_getTransactionReceipt', [hash]);
-          expect(await until(async () => (await receiptOf()) !== null, 10_000, 20)).toBe(true);
-          block = Number((await receiptOf())!.blockNumber);
+          block = Number((await minedReceipt(rpc, hash, 10_000)).blockNumber);
         } finally {
           await rpc.close();
         }

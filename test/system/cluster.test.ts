@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectBus, type BusConnection } from '../../bus/connect.js';
 import { LEASES_BUCKET, leaseKey } from '../../bus/leases.js';
 import { startAnvil, type Anvil } from '../../http/clients/anvil.js';
-import { anvilRpc } from '../kit/anvil-rpc.js';
+import { anvilRpc, minedReceipt } from '../kit/anvil-rpc.js';
 import { startNatsServer, type NatsServer } from '../kit/nats-server.js';
 import { apiCaller, cli, startBinary, stopAndClean, tempDir, until, type RunningBinary } from '../helpers.js';
 import { startReceiver } from '../receiver.js';
@@ -87,11 +87,8 @@ const paid: Array<{ hash: string; block: number }> = [];
 /** Pays WALLET; anvil mines the payment in a block of its own. Answers the block once it is mined. */
 async function pay(): Promise<{ hash: string; block: number }> {
   const hash = await rpc<string>('eth_sendTransaction', [{ from: SENDER, to: WALLET, value: '0x1' }]);
-  const receiptOf = () => rpc<{ blockNumber: string } | null>('eth_getTransactionReceipt', [hash]);
   // Mined at once, its receipt answered a moment later on a loaded machine.
-  await until(async () => (await receiptOf()) !== null, 10_000, 20);
-  const receipt = await receiptOf();
-  if (receipt === null) throw new Error(`anvil mined no block for ${hash} within 10 s`);
+  const receipt = await minedReceipt({ call: rpc }, hash, 10_000);
   const p = { hash, block: Number(receipt.blockNumber) };
   paid.push(p);
   return p;
