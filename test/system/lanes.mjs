@@ -19,7 +19,8 @@ const BACKGROUND = ['test/system/bench-smoke.test.ts'];
 /**
  * The suites run beside the bench smoke runs: their waits on leases are 4 TTLs and more, or none. Not cluster-replay:
  * beside the benches its replay asked right after a kill -9 once waited 20 s for an answer where the test expects
- * "between owners" (the cause not confirmed: the ask may race nats-server's noticing of the dead connection).
+ * "between owners" (by reading, the ask reached nats-server before it dropped the dead connection's subscription; the test now
+ * waits for "no responders" first, but has not run beside the benches since).
  */
 const BESIDE = ['cluster-mempool', 'cluster-move', 'cluster-rules', 'dashboard'].map((name) => `test/system/${name}.test.ts`);
 
