@@ -133,8 +133,7 @@ async function serverCatchUp(
   try {
     const getMs: number[] = [];
     const inFlight = new Set<Promise<void>>();
-    const timer = setInterval(() => {
-      if (nats !== undefined) return;
+    const get = (): void => {
       const t0 = performance.now();
       const p = fetch(`${url}/api/v2.2/nft/0x06012c8cf97bead5deae237070f9587f8e7a266d/1/transfers?chain=0x1&limit=10`, {
         headers: { 'x-api-key': KEY },
@@ -146,7 +145,9 @@ async function serverCatchUp(
         })
         .finally(() => inFlight.delete(p));
       inFlight.add(p);
-    }, GET_EVERY_MS);
+    };
+    // No GET for the ingest node: it serves no API.
+    const timer = nats === undefined ? setInterval(get, GET_EVERY_MS) : undefined;
     let head = -1;
     let indexed = -1;
     // Bounded: on a machine too busy to finish, the rate is taken over the blocks it reached.
