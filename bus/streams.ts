@@ -107,18 +107,25 @@ async function ensureStream(jsm: JetStreamManager, name: string, subjects: strin
  * meanwhile can be told it is not found (a CI run: the lease bucket's status read right after its create, on three
  * servers).
  */
-export async function onceAssigned<T>(read: () => Promise<T>, withinMs = 10_000): Promise<T> {
-  const until = performance.now() + withinMs;
+export async function onceAssigned<T>(read: () => Promise<T>, withinMs = 10_000, time: WaitClock = WALL): Promise<T> {
+  const until = time.now() + withinMs;
   for (let failures = 0; ; failures++) {
     try {
       return await read();
     } catch (err) {
-      const left = until - performance.now();
+      const left = until - time.now();
       if (!(err instanceof JetStreamApiError && err.code === JetStreamApiCodes.StreamNotFound) || left <= 0) throw err;
-      await new Promise((resolve) => setTimeout(resolve, Math.min(retryWaitMs(failures, 500), left)));
+      await time.sleep(Math.min(retryWaitMs(failures, 500), left));
     }
   }
 }
+
+/** What a wait reads the time from and sleeps on: the wall clock, or a test's. */
+export interface WaitClock {
+  now(): number;
+  sleep(ms: number): Promise<void>;
+}
+const WALL: WaitClock = { now: () => performance.now(), sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)) };
 
 /**
  * Refuses a server whose max_payload is under `needed` (what this node's blocks need as stored), naming the setting
