@@ -51,7 +51,11 @@ const portIsFree = (port: number): Promise<boolean> =>
 /** How many ports from a requested one are tried before giving up. */
 const PORT_SEARCH = 100;
 
-class PortTaken extends Error {}
+/** anvil exited because its port was taken. */
+export class PortTaken extends Error {}
+
+/** How long anvil gets to bind its port. */
+const LISTEN_WITHIN_MS = 15_000;
 
 /** A free loopback port (nothing listens on it once this resolves). */
 export const freePort = (): Promise<number> =>
@@ -73,60 +77,71 @@ interface AnvilOptions {
 }
 
 /**
- * anvil on `opts.port` if it is free, else on the next free one (up to 100 further); on any free port
+ * anvil on `opts.port` if it is free, else on the next free one (up to 100 further); on a port the system gives it
  * when `opts.port` is 0 or unset. A port taken between the check and anvil's bind is skipped too.
  */
 export async function startAnvil(opts: AnvilOptions = {}): Promise<Anvil> {
   const first = opts.port ?? 0;
+  if (first === 0) return anvilOn(0, opts);
   const last = Math.min(first + PORT_SEARCH - 1, 65535);
-  for (let port = first, tries = 0; first === 0 ? tries < 5 : port <= last; port++, tries++) {
-    if (first !== 0 && !(await portIsFree(port))) continue;
+  for (let port = first; port <= last; port++) {
+    if (!(await portIsFree(port))) continue;
     try {
-      return await launch(first === 0 ? await freePort() : port, opts);
+      return await anvilOn(port, opts);
     } catch (err) {
       if (!(err instanceof PortTaken)) throw err;
     }
   }
-  throw new Error(first === 0 ? 'anvil found no free port' : `ports ${first} to ${last} are all taken`);
+  throw new Error(`ports ${first} to ${last} are all taken`);
 }
 
-async function launch(port: number, opts: AnvilOptions): Promise<Anvil> {
+/** anvil on exactly `port` (0: one the system gives it); rejects with PortTaken when another process holds it. */
+export async function anvilOn(port: number, opts: AnvilOptions = {}): Promise<Anvil> {
   const args = ['--host', '127.0.0.1', '--port', String(port), '--chain-id', String(opts.chainId ?? 1337), ...(opts.args ?? [])];
   hasSetpriv ??= existsSync(SETPRIV);
   const child = hasSetpriv
-    ? spawn(SETPRIV, ['--pdeathsig', 'KILL', anvilBinary(), ...args], { stdio: ['ignore', 'ignore', 'pipe'] })
-    : spawn(anvilBinary(), args, { stdio: ['ignore', 'ignore', 'pipe'] });
+    ? spawn(SETPRIV, ['--pdeathsig', 'KILL', anvilBinary(), ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+    : spawn(anvilBinary(), args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr!.on('data', (c: Buffer) => void (stderr += c.toString()));
   const killOnExit = (): void => void child.kill('SIGKILL');
   process.on('exit', killOnExit);
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    if (child.exitCode !== null) {
-      process.off('exit', killOnExit);
-      if (/address already in use/i.test(stderr)) throw new PortTaken(stderr);
-      throw new Error(`anvil exited with ${child.exitCode}: ${stderr.slice(0, 500)}`);
-    }
-    try {
-      const res = await fetch(url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: '{"jsonrpc":"2.0","id":1,"method":"eth_chainId","params":[]}',
-      });
-      if (res.ok) break;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) {
+  // Ready when anvil itself says where it listens, not when something answers on the port: another process may hold
+  // the port (another test's receiver, which answers anything), while this anvil exits "in use".
+  const bound = await new Promise<number | undefined>((resolve) => {
+    let out = '';
+    const heard = (c: Buffer): void => {
+      out = (out + c.toString()).slice(-4096);
+      const at = /Listening on 127\.0\.0\.1:(\d+)/.exec(out);
+      if (at !== null) done(Number(at[1]));
+    };
+    const exited = (): void => done(undefined);
+    const timer = setTimeout(exited, LISTEN_WITHIN_MS);
+    const done = (at: number | undefined): void => {
+      clearTimeout(timer);
+      child.stdout!.off('data', heard);
+      child.off('close', exited);
+      // Its log of every call goes on: read and dropped, so a full pipe never stops it.
+      child.stdout!.resume();
+      resolve(at);
+    };
+    child.stdout!.on('data', heard);
+    // 'close': after its exit and its stderr's end, so a port in use is read in full.
+    child.once('close', exited);
+  });
+  if (bound === undefined) {
+    process.off('exit', killOnExit);
+    if (child.exitCode === null && child.signalCode === null) {
       child.kill('SIGKILL');
-      throw new Error(`anvil did not answer on ${url} within 15 s: ${stderr.slice(0, 500)}`);
+      throw new Error(`anvil did not listen on 127.0.0.1:${port} within ${LISTEN_WITHIN_MS / 1000} s: ${stderr.slice(0, 500)}`);
     }
-    await new Promise((r) => setTimeout(r, 50));
+    if (/address already in use/i.test(stderr)) throw new PortTaken(stderr);
+    throw new Error(`anvil exited with ${child.exitCode}: ${stderr.slice(0, 500)}`);
   }
+  const url = `http://127.0.0.1:${bound}`;
   return {
     url,
-    port,
+    port: bound,
     child,
     stop: () =>
       new Promise((resolve) => {
