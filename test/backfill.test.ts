@@ -5,7 +5,7 @@ import { CATCH_UP_BATCH, type ChainState } from '../engine/evm/follower.js';
 import { blockKey } from '../engine/ingest/chain-store.js';
 import { startAnvil, type Anvil } from '../http/clients/anvil.js';
 import { openStore } from '../storage/env.js';
-import { publicClient } from './contracts.js';
+import { mined, publicClient } from './contracts.js';
 import { advance, cliInProcess, startBinary, startChainpost, stopAndClean, tempDir, until, type Running } from './helpers.js';
 import { nodeProxy, type NodeProxy } from './node-proxy.js';
 import { startReceiver } from './receiver.js';
@@ -64,7 +64,7 @@ beforeAll(async () => {
   await mine(HISTORY_TX - 1);
   const hash = await rpc<`0x${string}`>('eth_sendTransaction', [{ from: A0, to: A1, value: '0x1' }]);
   // anvil answers with the hash before its automine has always finished the block.
-  await publicClient(anvil.url).waitForTransactionReceipt({ hash });
+  await mined(anvil.url, hash);
   expect(await nodeHead()).toBe(HISTORY_TX);
   await mine(TOP - HISTORY_TX);
   expect(await nodeHead()).toBe(TOP);
@@ -183,7 +183,7 @@ describe('backfill from CHAINPOST_START_BLOCKS on anvil', () => {
     // New activity after the backfill: the stream gets it, and nothing of the history before it.
     const sent = await rpc<`0x${string}`>('eth_sendTransaction', [{ from: A0, to: A1, value: '0x2' }]);
     // Its block (anvil may answer with the hash before the block is mined).
-    const live = Number((await publicClient(anvil.url).waitForTransactionReceipt({ hash: sent })).blockNumber);
+    const live = Number((await mined(anvil.url, sent)).blockNumber);
     await mine(3);
     expect(
       await until(

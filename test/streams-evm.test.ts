@@ -1,6 +1,6 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { parseEther, toEventSelector, type Hex } from 'viem';
-import { DEV_ACCOUNTS, deploy, publicClient, walletClient, write, type Deployed } from './contracts.js';
+import { DEV_ACCOUNTS, deploy, mined, publicClient, walletClient, write, type Deployed } from './contracts.js';
 import { advance, startChainpost, until } from './helpers.js';
 import { startSmtp } from './receiver.js';
 import { A0, A1, CONFIRMATIONS, ERC20_ABI, Moralis, serverEnv, streamsSuite, withStreamsEnv } from './streams-harness.js';
@@ -32,7 +32,7 @@ describe('EVM streams on anvil', () => {
     const id = await createStream({ includeNativeTxs: true }, [A1]);
     const wallet = await walletClient(url());
     const hash = await wallet.sendTransaction({ to: A1, value: parseEther('1.5') });
-    const receipt = await publicClient(url()).waitForTransactionReceipt({ hash });
+    const receipt = await mined(url(), hash);
     const got = await deliveries(id, receipt.blockNumber);
     expect(got.map((w) => w.body.confirmed)).toEqual([false, true]);
     for (const w of got) {
@@ -51,8 +51,8 @@ describe('EVM streams on anvil', () => {
     }
     // A transfer between two unwatched accounts: nothing for this stream (then one to the watched wallet, which comes).
     const other = await (await walletClient(url(), DEV_ACCOUNTS[2])).sendTransaction({ to: A0, value: 1n });
-    const r2 = await publicClient(url()).waitForTransactionReceipt({ hash: other });
-    const r3 = await publicClient(url()).waitForTransactionReceipt({ hash: await wallet.sendTransaction({ to: A1, value: 2n }) });
+    const r2 = await mined(url(), other);
+    const r3 = await mined(url(), await wallet.sendTransaction({ to: A1, value: 2n }));
     await nothingFor(id, r2.blockNumber, r3.blockNumber);
   });
 
@@ -95,7 +95,7 @@ describe('EVM streams on anvil', () => {
   it('after a reorg delivers only canonical blocks as confirmed; the dropped block got its unconfirmed webhook only', async () => {
     const id = await createStream({ includeNativeTxs: true }, [A1]);
     const hash = await (await walletClient(url())).sendTransaction({ to: A1, value: 11n });
-    const old = await publicClient(url()).waitForTransactionReceipt({ hash });
+    const old = await mined(url(), hash);
     const of = (n: bigint) => webhooksOf(id, n);
     expect(await until(() => of(old.blockNumber).length === 1, 10_000)).toBe(true);
     // Replace that block with one holding another transaction to the watched wallet.
@@ -124,7 +124,7 @@ describe('EVM streams on anvil', () => {
     expect((await s.call(`/streams/evm/${id}`)).body.amountOfAddresses).toBe(100_000);
     const last = randomAddress(99_999) as Hex;
     const hash = await (await walletClient(url())).sendTransaction({ to: last, value: 3n });
-    const r = await publicClient(url()).waitForTransactionReceipt({ hash });
+    const r = await mined(url(), hash);
     const got = await deliveries(id, r.blockNumber);
     expect(got.map((w) => w.body.txs.map((t: { toAddress: string }) => t.toAddress))).toEqual([[last], [last]]);
   });
@@ -133,8 +133,7 @@ describe('EVM streams on anvil', () => {
     const e = env();
     const id = await createStream({ includeNativeTxs: true }, [A1]);
     const wallet = await walletClient(url());
-    const send = async (value: bigint) =>
-      (await publicClient(url()).waitForTransactionReceipt({ hash: await wallet.sendTransaction({ to: A1, value }) })).blockNumber;
+    const send = async (value: bigint) => (await mined(url(), await wallet.sendTransaction({ to: A1, value }))).blockNumber;
     const before = await send(21n);
     const of = (n: bigint) => webhooksOf(id, n).map((w) => w.body.confirmed);
     expect(await until(() => of(before).length === 1, 10_000)).toBe(true);
@@ -163,8 +162,7 @@ describe('EVM stream deliveries failing on real blocks', () => {
         const id = await createStream({ includeNativeTxs: true }, [A1]);
         const wallet = await walletClient(anvil.url);
         // 16 blocks with a watched transaction, each delivered unconfirmed and confirmed: 32 first attempts.
-        for (let i = 0; i < 16; i++)
-          await publicClient(anvil.url).waitForTransactionReceipt({ hash: await wallet.sendTransaction({ to: A1, value: BigInt(i + 1) }) });
+        for (let i = 0; i < 16; i++) await mined(anvil.url, await wallet.sendTransaction({ to: A1, value: BigInt(i + 1) }));
         await mine(CONFIRMATIONS + 1);
         expect(await until(async () => (await s.call(`/streams/evm/${id}`)).body.status === 'error', 15_000)).toBe(true);
         const stream = (await s.call(`/streams/evm/${id}`)).body;
@@ -199,8 +197,7 @@ describe('EVM streams and the removal dates', () => {
     await withStreamsEnv(more, async ({ anvil, s, rx }, { createStream, deliveries }) => {
       const moonbeam = await createStream({ chainIds: ['0x504'], includeNativeTxs: true }, [A1]);
       const wallet = await walletClient(anvil.url);
-      const send = async (value: bigint) =>
-        (await publicClient(anvil.url).waitForTransactionReceipt({ hash: await wallet.sendTransaction({ to: A1, value }) })).blockNumber;
+      const send = async (value: bigint) => (await mined(anvil.url, await wallet.sendTransaction({ to: A1, value }))).blockNumber;
       const before = await send(1n);
       expect((await deliveries(moonbeam, before)).map((w) => [w.body.chainId, w.body.confirmed])).toEqual([
         ['0x504', false],
