@@ -14,6 +14,8 @@ export default defineConfig({
   test: {
     testTimeout: 60_000,
     hookTimeout: 60_000,
+    // After the summary, the logs of the servers a failed file started: all a CI run shows of a failure.
+    reporters: ['default', './test/failure-logs.ts'],
     pool: 'forks',
     // Two files at a time on the 2-core CI machine: most test time is waiting (anvil, timers, child
     // processes), and one file at a time took 15 minutes. Timing rules run on the injected clock.

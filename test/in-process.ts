@@ -1,8 +1,8 @@
-import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Route } from '../http/server/route.js';
-import { CHILD_LOGS, type Listening } from './kit/proc.js';
+import { keptLogBase, type Listening } from './kit/proc.js';
 
 /**
  * The service as the binary runs it, from dist/ (built before the tests run), loaded by Node itself: through vitest's
@@ -114,12 +114,6 @@ export async function startInProcess(env: Record<string, string>, adapters: impo
 
 /** Appends to this server's file under CHAINPOST_CHILD_LOGS, with the CHAINPOST_ variables it was given (test/secret-scan.ts). */
 function keptLog(env: Record<string, string>): (text: string) => void {
-  const dir = process.env[CHILD_LOGS];
-  if (dir === undefined || dir === '') return () => {};
-  const base = join(dir, `${process.pid}-in-process-${++started}`);
-  const given = Object.fromEntries(
-    Object.entries({ ...process.env, ...env }).filter(([k]) => k.startsWith('CHAINPOST_') && k !== CHILD_LOGS),
-  );
-  writeFileSync(`${base}.env.json`, JSON.stringify(given));
-  return (text) => appendFileSync(`${base}.log`, text);
+  const base = keptLogBase(`in-process-${++started}`, { ...process.env, ...env });
+  return base === undefined ? () => {} : (text) => appendFileSync(`${base}.log`, text);
 }

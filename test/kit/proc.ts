@@ -20,13 +20,29 @@ export async function until(probe: () => boolean | Promise<boolean>, ms: number,
   }
 }
 
+/** Where the test worker names the file running in it (test/shared-setup.ts): each kept log is marked with it. */
+export const RUNNING_FILE = Symbol.for('chainpost.runningFile');
+
+/**
+ * The path, without extension, of a new kept log under CHAINPOST_CHILD_LOGS named `name`, with the CHAINPOST_
+ * variables of `env` beside it (the secret scan's) and the test file that started it (test/failure-logs.ts prints
+ * a failed file's); undefined when logs are not kept.
+ */
+export function keptLogBase(name: string, env: Record<string, string | undefined>): string | undefined {
+  const dir = process.env[CHILD_LOGS];
+  if (dir === undefined || dir === '') return undefined;
+  const base = join(dir, `${process.pid}-${name}`);
+  const given = Object.fromEntries(Object.entries(env).filter(([k]) => k.startsWith('CHAINPOST_') && k !== CHILD_LOGS));
+  writeFileSync(`${base}.env.json`, JSON.stringify(given));
+  const file = (globalThis as { [RUNNING_FILE]?: string })[RUNNING_FILE];
+  if (file !== undefined) writeFileSync(`${base}.file`, file);
+  return base;
+}
+
 /** Keeps a copy of what `child` prints, and of the CHAINPOST_ variables it was given, under CHAINPOST_CHILD_LOGS. */
 function keepChildLog(child: ChildProcess, env: Record<string, string | undefined>): void {
-  const dir = process.env[CHILD_LOGS];
-  if (dir === undefined || dir === '' || child.pid === undefined) return;
-  const base = join(dir, `${process.pid}-${child.pid}`);
-  const given = Object.fromEntries(Object.entries(env).filter(([k]) => k.startsWith('CHAINPOST_')));
-  writeFileSync(`${base}.env.json`, JSON.stringify(given));
+  const base = child.pid === undefined ? undefined : keptLogBase(String(child.pid), env);
+  if (base === undefined) return;
   const keep = (c: Buffer): void => appendFileSync(`${base}.log`, c);
   child.stdout!.on('data', keep);
   child.stderr!.on('data', keep);
