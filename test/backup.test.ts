@@ -6,7 +6,7 @@ import { startAnvil, type Anvil } from '../http/clients/anvil.js';
 import { openStore } from '../storage/env.js';
 import { deploy, publicClient, write, type Deployed } from './contracts.js';
 import { devnetApi } from './data-api.js';
-import { cli, startChainpost, stopAndClean, tempDir, indexedTo, until, type Running } from './helpers.js';
+import { cli, cliInProcess, startChainpost, stopAndClean, tempDir, indexedTo, until, type Running } from './helpers.js';
 import { startReceiver } from './receiver.js';
 import { A0, A1, A2, serverEnv } from './streams-harness.js';
 
@@ -213,13 +213,13 @@ describe('chainpost backup', () => {
     writeFileSync(join(full, 'notes.txt'), 'mine');
     const empty = tempDir();
     mkdirSync(join(work, 'from-nothing'));
-    // Each its own process, at once.
+    // The CLI's own run in this process (its exit code and output are the binary's: test/cli.test.ts), at once.
     const [r1, r2, r3, usage, r4] = await Promise.all([
-      cli(['backup', missing], s.dir),
-      cli(['backup', full], s.dir),
-      cli(['backup', s.dir], s.dir),
-      cli(['backup'], s.dir),
-      cli(['backup', join(work, 'from-nothing')], join(empty, 'nothing')),
+      cliInProcess(['backup', missing], s.dir),
+      cliInProcess(['backup', full], s.dir),
+      cliInProcess(['backup', s.dir], s.dir),
+      cliInProcess(['backup'], s.dir),
+      cliInProcess(['backup', join(work, 'from-nothing')], join(empty, 'nothing')),
     ]);
     expect(r1.code).toBe(1);
     expect(r1.stderr).toMatch(
