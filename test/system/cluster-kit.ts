@@ -7,6 +7,7 @@ import { CONTROL_STREAM } from '../../bus/streams.js';
 import { partitionOf } from '../../engine/cluster/partitions.js';
 import type { NatsServer } from '../kit/nats-server.js';
 import { until, type RunningBinary } from '../helpers.js';
+import { anvilRpc } from '../kit/anvil-rpc.js';
 
 /**
  * What the two-node system tests share: where the delivery partitions live once the nodes split them, and URLs whose
@@ -102,3 +103,31 @@ export async function tenantOfStreams(server: NatsServer): Promise<string> {
     await bus.close();
   }
 }
+
+/**
+ * A cluster node's environment on one anvil as chain `chain` (confirmed at one block, polled every 50 ms), with
+ * `key`, leases of `ttlMs`, no rate limit, and the test clock.
+ */
+export const evmNodeEnv = (o: {
+  nats: NatsServer;
+  anvilUrl: string;
+  chain: string;
+  key: string;
+  ttlMs: number;
+}): Record<string, string> => ({
+  CHAINPOST_NATS: o.nats.url,
+  CHAINPOST_CHAINS: `${o.chain}=${o.anvilUrl}`,
+  CHAINPOST_API_KEY: o.key,
+  CHAINPOST_LEASE_TTL_MS: String(o.ttlMs),
+  CHAINPOST_CONFIRMATIONS: `${o.chain}=1`,
+  CHAINPOST_POLL_MS: '50',
+  CHAINPOST_RATE_LIMIT: '0',
+  CHAINPOST_TEST_CLOCK: '1',
+});
+
+/** anvil's first dev account, which pays. */
+export const SENDER = '0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266';
+
+/** Pays `wallet` 1 wei from SENDER on the anvil at `anvilUrl`, in a block of its own; answers the transaction's hash. */
+export const payOn = (anvilUrl: string, wallet: string): Promise<string> =>
+  anvilRpc<string>(anvilUrl, 'eth_sendTransaction', [{ from: SENDER, to: wallet, value: '0x1' }]);

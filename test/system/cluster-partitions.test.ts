@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAnvil, type Anvil } from '../../http/clients/anvil.js';
-import { anvilRpc } from '../kit/anvil-rpc.js';
 import { startNatsServer, type NatsServer } from '../kit/nats-server.js';
 import { advance, startBinary, stopAndClean, tempDir, until, type RunningBinary } from '../helpers.js';
 import { startReceiver } from '../receiver.js';
-import { adoptedAll, partitionsOf, queuedOn } from './cluster-kit.js';
+import { adoptedAll, partitionsOf, queuedOn, evmNodeEnv, payOn } from './cluster-kit.js';
 
 /**
  * Delivery on partitions, end to end: two nodes (the built binary) on one nats-server and anvil, streams to receiver
@@ -20,7 +19,6 @@ const CHAIN = '0x539';
 const TTL_MS = 1_500;
 const KEY = 'cpk_cluster_partitions_0123456789abcdefX';
 const WALLET = '0x00000000000000000000000000000000000c1a58';
-const SENDER = '0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266';
 /** Streams, each to a URL of its own (so in partitions of their own, mostly). */
 const STREAMS = 8;
 const BLOCK_MS = 20_000;
@@ -32,21 +30,10 @@ let a: RunningBinary;
 let b: RunningBinary;
 const dirs: string[] = [];
 
-const env = (): Record<string, string> => ({
-  CHAINPOST_NATS: nats.url,
-  CHAINPOST_CHAINS: `${CHAIN}=${anvil.url}`,
-  CHAINPOST_API_KEY: KEY,
-  CHAINPOST_LEASE_TTL_MS: String(TTL_MS),
-  CHAINPOST_CONFIRMATIONS: `${CHAIN}=1`,
-  CHAINPOST_POLL_MS: '50',
-  CHAINPOST_RATE_LIMIT: '0',
-  CHAINPOST_TEST_CLOCK: '1',
-});
-
-const rpc = <T>(method: string, params: unknown[] = []): Promise<T> => anvilRpc<T>(anvil.url, method, params);
+const env = (): Record<string, string> => evmNodeEnv({ nats, anvilUrl: anvil.url, chain: CHAIN, key: KEY, ttlMs: TTL_MS });
 
 /** Pays WALLET in a block of its own; answers the transaction's hash. */
-const pay = (): Promise<string> => rpc<string>('eth_sendTransaction', [{ from: SENDER, to: WALLET, value: '0x1' }]);
+const pay = (): Promise<string> => payOn(anvil.url, WALLET);
 
 const streamIds: string[] = [];
 /** The webhooks received per stream carrying transaction `hash`, answered 200. */
