@@ -178,8 +178,13 @@ export class DataIndexer {
   private readonly failing = new Set<string>();
   /** Chains whose indexes are being dropped (beginAgain): no position is read meanwhile, their rows half gone. */
   private readonly dropping = new Set<string>();
-  /** Chains whose indexes began again far below their follower: it does not wait for them until they come within PACE_LEAD. */
+  /**
+   * Chains whose indexes began again far below their follower, or were found far below it at its first pace of this
+   * run (left by a run without them, a rebuild cut short): it does not wait for them until they come within PACE_LEAD.
+   */
   private readonly unpaced = new Set<string>();
+  /** Chains whose follower was paced (asked) in this run. */
+  private readonly pacedBefore = new Set<string>();
 
   /** The follower's listener: wakes the build once a commit is durable, holds pruning back to what is not indexed yet, and paces a catch-up. */
   events(): Pick<ChainEvents, 'committed' | 'oldestUnread' | 'pace'> {
@@ -199,8 +204,10 @@ export class DataIndexer {
   pace(chain: string, head: number): Promise<void> | undefined {
     if (this.stopped || this.failing.has(chain)) return undefined;
     const at = (this.lanes.get(chain)?.kv ?? this.kv).get<IndexState>('indexState', chain)?.number;
+    if (at !== undefined && head - at > PACE_LEAD && !this.pacedBefore.has(chain)) this.unpaced.add(chain);
+    this.pacedBefore.add(chain);
     if (at !== undefined && head - at <= PACE_LEAD) this.unpaced.delete(chain);
-    // A live chain's webhooks do not wait for indexes built again from far below it (beginAgain).
+    // A live chain’s webhooks do not wait for indexes left far below it (beginAgain, a run without them).
     if (at === undefined || head - at <= PACE_LEAD || this.unpaced.has(chain)) return undefined;
     return new Promise((go) => {
       const list = this.pacers.get(chain) ?? [];

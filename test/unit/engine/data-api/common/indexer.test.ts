@@ -351,6 +351,8 @@ describe('DataIndexer', () => {
       },
     };
     indexer = newIndexer(undefined, undefined, [senders, failing]);
+    // Paced at its head first (within PACE_LEAD of block 100), then about to write above 200.
+    expect(indexer.pace(CHAIN, 100)).toBeUndefined();
     store(101, 200, 0);
     const held = withIndexer({ seen() {}, confirmed() {}, reorged() {} }, indexer).pace!(CHAIN, 200);
     expect(held).toBeInstanceOf(Promise);
@@ -363,6 +365,26 @@ describe('DataIndexer', () => {
     await indexer.settled();
     expect(state()?.number).toBe(200);
     store(201, 300, 0);
+    expect(indexer.pace(CHAIN, 300)).toBeInstanceOf(Promise);
+  });
+
+  it('does not hold a follower it finds far above the indexes at its first pace of a run (a run without them before) until they come within PACE_LEAD', async () => {
+    store(0, 10, 0);
+    indexer = newIndexer();
+    await build();
+    indexer.stop();
+    await indexer.settled();
+    // A run without the indexes: the follower stored up to 100.
+    store(11, 100, 0);
+    indexer = newIndexer();
+    expect(indexer.pace(CHAIN, 100)).toBeUndefined();
+    store(101, 150, 0);
+    expect(indexer.pace(CHAIN, 150)).toBeUndefined();
+    // Built within PACE_LEAD of the follower, which paces at its next block: a catch-up from there is paced again.
+    await build();
+    expect(state()?.number).toBe(150);
+    expect(indexer.pace(CHAIN, 150)).toBeUndefined();
+    store(151, 300, 0);
     expect(indexer.pace(CHAIN, 300)).toBeInstanceOf(Promise);
   });
 
