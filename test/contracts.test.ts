@@ -1,3 +1,4 @@
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseEther, parseEventLogs, zeroAddress, type Abi, type Hex, type TransactionReceipt } from 'viem';
 import { startAnvil, type Anvil } from '../http/clients/anvil.js';
@@ -320,5 +321,28 @@ describe('TestEmitter', () => {
     const receipt = await send(emitter, 'emitMany', [3n]);
     expect(events(receipt, emitter.abi)).toEqual([0n, 1n, 2n].map((i) => ({ eventName: 'Ping', args: { i } })));
     expect(receipt.logs.map((l) => l.topics.length)).toEqual([2, 2, 2]);
+  });
+});
+
+describe('mined', () => {
+  it('behavior: rejects within its bound and a try of 2 s, saying the node does not answer, when the node takes connections and never answers', async () => {
+    // A node that hangs: it accepts each connection and answers nothing.
+    const held: Socket[] = [];
+    const node = createServer((socket) => void held.push(socket));
+    await new Promise<void>((r) => node.listen(0, '127.0.0.1', r));
+    try {
+      const url = `http://127.0.0.1:${(node.address() as AddressInfo).port}`;
+      const started = performance.now();
+      const err = await mined(url, `0x${'11'.repeat(32)}`, 500).then(
+        () => undefined,
+        (e: Error) => e,
+      );
+      expect(err?.message).toMatch(/was not mined within 0\.5 s on .* \(the node does not answer: /);
+      // 0.5 s for the receipt, 2 s for the node's answer (with the client's retries: 41 s more).
+      expect(performance.now() - started).toBeLessThan(10_000);
+    } finally {
+      for (const s of held) s.destroy();
+      await new Promise((r) => node.close(r));
+    }
   });
 });

@@ -194,22 +194,27 @@ export async function write(rpcUrl: string, w: Write): Promise<TransactionReceip
 
 /** How long a transaction gets to be mined: anvil mines at once; viem's own wait (3 minutes) outlasts a test's hooks. */
 const MINED_WITHIN_MS = 30_000;
+/** How long the node gets to answer whether it still does, once a transaction was not mined: one try, no retries. */
+const ANSWERS_WITHIN_MS = 2_000;
 
 /**
- * Waits for a transaction's receipt; throws if it reverted, or if it was not mined in time, saying whether the node
- * still answers (viem's wait polls through a dead node's errors until its timeout).
+ * Waits for a transaction's receipt; throws if it reverted, or if it was not mined within `withinMs`, saying whether
+ * the node still answers (viem's wait polls through a dead node's errors until its timeout). That question is asked
+ * once, briefly: with the client's retries a node that takes connections and never answers held it 41 s more.
  */
-export async function mined(rpcUrl: string, hash: Hex): Promise<TransactionReceipt> {
-  const client = publicClient(rpcUrl);
-  const receipt = await client.waitForTransactionReceipt({ hash, timeout: MINED_WITHIN_MS }).catch(async (err: Error) => {
-    const node = await client.getBlockNumber({ cacheTime: 0 }).then(
-      (head) => `the node answers, head ${head}`,
-      (e: Error) => `the node does not answer: ${e.message.split('\n')[0]}`,
-    );
-    throw new Error(
-      `transaction ${hash} was not mined within ${MINED_WITHIN_MS / 1000} s on ${rpcUrl} (${node}): ${err.message.split('\n')[0]}`,
-    );
-  });
+export async function mined(rpcUrl: string, hash: Hex, withinMs = MINED_WITHIN_MS): Promise<TransactionReceipt> {
+  const receipt = await publicClient(rpcUrl)
+    .waitForTransactionReceipt({ hash, timeout: withinMs })
+    .catch(async (err: Error) => {
+      const once = createPublicClient({ transport: http(rpcUrl, { timeout: ANSWERS_WITHIN_MS, retryCount: 0 }) });
+      const node = await once.getBlockNumber({ cacheTime: 0 }).then(
+        (head) => `the node answers, head ${head}`,
+        (e: Error) => `the node does not answer: ${e.message.split('\n')[0]}`,
+      );
+      throw new Error(
+        `transaction ${hash} was not mined within ${withinMs / 1000} s on ${rpcUrl} (${node}): ${err.message.split('\n')[0]}`,
+      );
+    });
   if (receipt.status !== 'success') throw new Error(`transaction ${hash} reverted`);
   return receipt;
 }
