@@ -134,6 +134,8 @@ const stale = Symbol('stale');
 const UNIT_BLOCKS = 64;
 const UNIT_WRITES = 20_000;
 const UNITS_IN_FLIGHT = 2;
+/** More than a paced run leaves between follower and indexes as stored (PACE_LEAD, a step, units filling and in flight). */
+const UNPACED_GAP = PACE_LEAD + (UNITS_IN_FLIGHT + 2) * UNIT_BLOCKS;
 
 /** Waits until every unit the lane sealed so far is settled (written or refused). */
 async function settle(lane: Lane): Promise<void> {
@@ -178,12 +180,9 @@ export class DataIndexer {
   private readonly failing = new Set<string>();
   /** Chains whose indexes are being dropped (beginAgain): no position is read meanwhile, their rows half gone. */
   private readonly dropping = new Set<string>();
-  /**
-   * Chains whose indexes began again far below their follower, or were found far below it at its first pace of this
-   * run (left by a run without them, a rebuild cut short): it does not wait for them until they come within PACE_LEAD.
-   */
+  /** Chains whose indexes began again, or were UNPACED_GAP behind at the first pace: not waited for until within PACE_LEAD. */
   private readonly unpaced = new Set<string>();
-  /** Chains whose follower was paced (asked) in this run. */
+  /** Chains paced in this run with the indexes' position known. */
   private readonly pacedBefore = new Set<string>();
 
   /** The follower's listener: wakes the build once a commit is durable, holds pruning back to what is not indexed yet, and paces a catch-up. */
@@ -204,11 +203,11 @@ export class DataIndexer {
   pace(chain: string, head: number): Promise<void> | undefined {
     if (this.stopped || this.failing.has(chain)) return undefined;
     const at = (this.lanes.get(chain)?.kv ?? this.kv).get<IndexState>('indexState', chain)?.number;
-    if (at !== undefined && head - at > PACE_LEAD && !this.pacedBefore.has(chain)) this.unpaced.add(chain);
+    if (at === undefined) return undefined;
+    if (head - at > UNPACED_GAP && !this.pacedBefore.has(chain)) this.unpaced.add(chain);
     this.pacedBefore.add(chain);
-    if (at !== undefined && head - at <= PACE_LEAD) this.unpaced.delete(chain);
-    // A live chain’s webhooks do not wait for indexes left far below it (beginAgain, a run without them).
-    if (at === undefined || head - at <= PACE_LEAD || this.unpaced.has(chain)) return undefined;
+    if (head - at <= PACE_LEAD) this.unpaced.delete(chain);
+    if (head - at <= PACE_LEAD || this.unpaced.has(chain)) return undefined;
     return new Promise((go) => {
       const list = this.pacers.get(chain) ?? [];
       this.pacers.set(chain, list);

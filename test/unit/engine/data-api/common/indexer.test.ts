@@ -351,8 +351,6 @@ describe('DataIndexer', () => {
       },
     };
     indexer = newIndexer(undefined, undefined, [senders, failing]);
-    // Paced at its head first (within PACE_LEAD of block 100), then about to write above 200.
-    expect(indexer.pace(CHAIN, 100)).toBeUndefined();
     store(101, 200, 0);
     const held = withIndexer({ seen() {}, confirmed() {}, reorged() {} }, indexer).pace!(CHAIN, 200);
     expect(held).toBeInstanceOf(Promise);
@@ -368,24 +366,32 @@ describe('DataIndexer', () => {
     expect(indexer.pace(CHAIN, 300)).toBeInstanceOf(Promise);
   });
 
-  it('does not hold a follower it finds far above the indexes at its first pace of a run (a run without them before) until they come within PACE_LEAD', async () => {
+  it('does not hold a follower it finds far above the indexes at its first pace of a run (a run without them before) until they come within PACE_LEAD; one a paced run left is held', async () => {
     store(0, 10, 0);
     indexer = newIndexer();
     await build();
     indexer.stop();
     await indexer.settled();
-    // A run without the indexes: the follower stored up to 100.
-    store(11, 100, 0);
+    // A run that stopped in a paced catch-up: the follower a step past the lead, the indexes' last units unwritten.
+    store(11, 10 + PACE_LEAD + 200, 0);
     indexer = newIndexer();
-    expect(indexer.pace(CHAIN, 100)).toBeUndefined();
-    store(101, 150, 0);
-    expect(indexer.pace(CHAIN, 150)).toBeUndefined();
+    expect(indexer.pace(CHAIN, 10 + PACE_LEAD + 200)).toBeInstanceOf(Promise);
+    await indexer.settled();
+    indexer.stop();
+    await indexer.settled();
+    // A run without the indexes: the follower stored up to 1,000 blocks above them.
+    const built = state()!.number;
+    store(built + 1, built + 1_000, 0);
+    indexer = newIndexer();
+    expect(indexer.pace(CHAIN, built + 1_000)).toBeUndefined();
+    store(built + 1_001, built + 1_050, 0);
+    expect(indexer.pace(CHAIN, built + 1_050)).toBeUndefined();
     // Built within PACE_LEAD of the follower, which paces at its next block: a catch-up from there is paced again.
     await build();
-    expect(state()?.number).toBe(150);
-    expect(indexer.pace(CHAIN, 150)).toBeUndefined();
-    store(151, 300, 0);
-    expect(indexer.pace(CHAIN, 300)).toBeInstanceOf(Promise);
+    expect(state()?.number).toBe(built + 1_050);
+    expect(indexer.pace(CHAIN, built + 1_050)).toBeUndefined();
+    store(built + 1_051, built + 1_200, 0);
+    expect(indexer.pace(CHAIN, built + 1_200)).toBeInstanceOf(Promise);
   });
 
   it('builds between turns of the event loop, and drops what it built when the follower replaces the blocks meanwhile', async () => {
