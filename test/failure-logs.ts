@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Reporter, TestModule } from 'vitest/node';
 import { CHILD_LOGS } from './kit/proc.js';
@@ -21,7 +21,10 @@ export default class FailureLogs implements Reporter {
     const marks = readdirSync(dir).filter((f) => f.endsWith('.file'));
     const logs = marks
       .map((f) => ({ file: readFileSync(join(dir, f), 'utf8'), log: join(dir, f.replace(/\.file$/, '.log')) }))
-      .filter((m) => failed.has(m.file) && existsSync(m.log));
+      .filter((m) => failed.has(m.file) && existsSync(m.log))
+      // The last written last: a failure is most often in the last servers a file started.
+      .map((m) => ({ ...m, at: statSync(m.log).mtimeMs }))
+      .sort((x, y) => x.at - y.at);
     for (const { file, log } of logs.slice(-MOST_LOGS)) {
       const lines = readFileSync(log, 'utf8').trimEnd().split('\n');
       console.log(`\nthe last ${Math.min(TAIL_LINES, lines.length)} of ${lines.length} lines of ${log} (started by ${file}):`);
