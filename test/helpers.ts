@@ -119,20 +119,31 @@ function running<S extends InProcess>(started: S, env: Record<string, string>, d
   return Object.assign(started, { url, dir, key, call: apiCaller(url, key) });
 }
 
+/** How long a test's call to a server waits for its answer (test and hook timeouts are 60 s and more). */
+const CALL_WITHIN_MS = 30_000;
+
 /**
  * fetch relative to `url`, with `key` in x-api-key unless `headers` says otherwise (x-no-key: none), and on an admin
  * route (/admin/…) TEST_ADMIN_KEY in x-admin-key unless `headers` has its own; the body parsed as JSON when it is,
  * and checked against the server's OpenAPI document (openapi-check.ts).
  */
-export function apiCaller(url: string, key: string): Running['call'] {
+export function apiCaller(url: string, key: string, withinMs = CALL_WITHIN_MS): Running['call'] {
   return async (path, init = {}) => {
     const headers = new Headers(init.headers);
     if (!headers.has('x-api-key') && !headers.has('authorization') && !headers.has('x-no-key')) headers.set('x-api-key', key);
     headers.delete('x-no-key');
     if (path.startsWith('/admin/') && !headers.has('x-admin-key')) headers.set('x-admin-key', TEST_ADMIN_KEY);
     const body = init.json === undefined ? init.body : JSON.stringify(init.json);
-    const res = await fetch(`${url}${path}`, { ...init, headers, body });
-    const text = await res.text();
+    // Bounded unless the test gives its own signal: a server that never answers fails the call, naming it, rather
+    // than a poll (`until`) that never reaches its deadline, or a hook's bare timeout.
+    const signal = init.signal ?? AbortSignal.timeout(withinMs);
+    const failed = (err: unknown): never => {
+      if (init.signal == null && signal.aborted)
+        throw new Error(`${init.method ?? 'GET'} ${path} was not answered within ${withinMs} ms`, { cause: err });
+      throw err;
+    };
+    const res = await fetch(`${url}${path}`, { ...init, headers, body, signal }).catch(failed);
+    const text = await res.text().catch(failed);
     let parsed: unknown = text;
     try {
       parsed = JSON.parse(text);
