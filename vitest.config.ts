@@ -29,7 +29,7 @@ export default defineConfig({
       // runs once). test/system/ is `npm run test:system`'s (vitest.system.config.ts).
       {
         extends: true,
-        test: { name: 'isolated', include: ISOLATED, globalSetup: ['test/global-setup.ts'] },
+        test: { name: 'isolated', include: ISOLATED, setupFiles: ['test/running-file.ts'], globalSetup: ['test/global-setup.ts'] },
       },
       {
         extends: true,
@@ -41,7 +41,7 @@ export default defineConfig({
           include: ['test/*.test.ts', 'test/unit/**/*.test.ts'],
           exclude: ISOLATED,
           isolate: false,
-          setupFiles: ['test/shared-setup.ts'],
+          setupFiles: ['test/running-file.ts', 'test/shared-setup.ts'],
           globalSetup: ['test/global-setup.ts'],
         },
       },

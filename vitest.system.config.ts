@@ -8,7 +8,10 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/system/**/*.test.ts'],
+    setupFiles: ['test/running-file.ts'],
     globalSetup: ['test/global-setup.ts'],
+    // After the summary, the logs of the servers a failed file started (test/failure-logs.ts).
+    reporters: ['default', './test/failure-logs.ts'],
     testTimeout: 120_000,
     hookTimeout: 120_000,
     pool: 'forks',

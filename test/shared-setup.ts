@@ -2,7 +2,6 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { watchBlocked } from './blocked-watchdog.js';
 import { stillRunning } from './in-process.js';
-import { RUNNING_FILE } from './kit/proc.js';
 
 /**
  * Run before each file of the `shared` project (vitest.config.ts), whose files run one after another in one process
@@ -17,7 +16,6 @@ const ownEnv = (): Record<string, string | undefined> =>
 beforeAll(() => {
   env = ownEnv();
   watchBlocked(expect.getState().testPath ?? '');
-  (globalThis as { [RUNNING_FILE]?: string })[RUNNING_FILE] = expect.getState().testPath;
 });
 
 afterAll(async () => {
