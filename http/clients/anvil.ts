@@ -108,6 +108,7 @@ export async function anvilOn(port: number, opts: AnvilOptions = {}): Promise<An
   process.on('exit', killOnExit);
   // Ready when anvil itself says where it listens, not when something answers on the port: another process may hold
   // the port (another test's receiver, which answers anything), while this anvil exits "in use".
+  let unstarted: Error | undefined;
   const bound = await new Promise<number | undefined>((resolve) => {
     let out = '';
     const heard = (c: Buffer): void => {
@@ -116,6 +117,11 @@ export async function anvilOn(port: number, opts: AnvilOptions = {}): Promise<An
       if (at !== null) done(Number(at[1]));
     };
     const exited = (): void => done(undefined);
+    // A spawn that fails (setpriv or anvil not executable) emits 'error': answered, not thrown in the process.
+    child.once('error', (err) => {
+      unstarted = err;
+      exited();
+    });
     const timer = setTimeout(exited, LISTEN_WITHIN_MS);
     const done = (at: number | undefined): void => {
       clearTimeout(timer);
@@ -131,6 +137,7 @@ export async function anvilOn(port: number, opts: AnvilOptions = {}): Promise<An
   });
   if (bound === undefined) {
     process.off('exit', killOnExit);
+    if (unstarted !== undefined) throw new Error(`anvil could not be started: ${unstarted.message}`);
     if (child.exitCode === null && child.signalCode === null) {
       child.kill('SIGKILL');
       throw new Error(`anvil did not listen on 127.0.0.1:${port} within ${LISTEN_WITHIN_MS / 1000} s: ${stderr.slice(0, 500)}`);
