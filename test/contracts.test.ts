@@ -1,4 +1,3 @@
-import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseEther, parseEventLogs, zeroAddress, type Abi, type Hex, type TransactionReceipt } from 'viem';
 import { startAnvil, type Anvil } from '../http/clients/anvil.js';
@@ -14,6 +13,7 @@ import {
   type Deployed,
   type Write,
 } from './contracts.js';
+import { silentServer } from './helpers.js';
 
 /** The test contracts themselves, on a real anvil: each function, its events on the wire, and its effects. */
 const [A0, A1, A2] = DEV_ACCOUNTS.map((a) => a.address) as [Hex, Hex, Hex];
@@ -327,13 +327,10 @@ describe('TestEmitter', () => {
 describe('mined', () => {
   it('behavior: rejects within its bound and a try of 2 s, saying the node does not answer, when the node takes connections and never answers', async () => {
     // A node that hangs: it accepts each connection and answers nothing.
-    const held: Socket[] = [];
-    const node = createServer((socket) => void held.push(socket));
-    await new Promise<void>((r) => node.listen(0, '127.0.0.1', r));
+    const node = await silentServer();
     try {
-      const url = `http://127.0.0.1:${(node.address() as AddressInfo).port}`;
       const started = performance.now();
-      const err = await mined(url, `0x${'11'.repeat(32)}`, 500).then(
+      const err = await mined(node.url, `0x${'11'.repeat(32)}`, 500).then(
         () => undefined,
         (e: Error) => e,
       );
@@ -341,8 +338,7 @@ describe('mined', () => {
       // 0.5 s for the receipt, 2 s for the node's answer (with the client's retries: 41 s more).
       expect(performance.now() - started).toBeLessThan(10_000);
     } finally {
-      for (const s of held) s.destroy();
-      await new Promise((r) => node.close(r));
+      await node.close();
     }
   });
 });
