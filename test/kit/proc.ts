@@ -20,7 +20,7 @@ export async function until(probe: () => boolean | Promise<boolean>, ms: number,
   }
 }
 
-/** Where the test worker names the file running in it (test/shared-setup.ts): each kept log is marked with it. */
+/** Where the test worker names the file running in it (test/running-file.ts): each kept log is marked with it. */
 export const RUNNING_FILE = Symbol.for('chainpost.runningFile');
 
 /**
