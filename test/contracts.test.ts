@@ -13,7 +13,7 @@ import {
   type Deployed,
   type Write,
 } from './contracts.js';
-import { silentServer } from './helpers.js';
+import { startReceiver } from './receiver.js';
 
 /** The test contracts themselves, on a real anvil: each function, its events on the wire, and its effects. */
 const [A0, A1, A2] = DEV_ACCOUNTS.map((a) => a.address) as [Hex, Hex, Hex];
@@ -326,8 +326,9 @@ describe('TestEmitter', () => {
 
 describe('mined', () => {
   it('behavior: rejects within its bound and a try of 2 s, saying the node does not answer, when the node takes connections and never answers', async () => {
-    // A node that hangs: it accepts each connection and answers nothing.
-    const node = await silentServer();
+    // A node that hangs: it takes each request and answers nothing.
+    const node = await startReceiver();
+    node.state.answer = () => 'hang';
     try {
       const started = performance.now();
       const err = await mined(node.url, `0x${'11'.repeat(32)}`, 500).then(

@@ -1,6 +1,5 @@
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -245,18 +244,4 @@ export async function advance(r: Running, seconds: number): Promise<string> {
   const res = await r.call('/admin/clock/advance', { method: 'POST', json: { seconds } });
   if (res.status !== 200) throw new Error(`advance failed: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body.now as string;
-}
-
-/** A server on loopback that takes each connection and never answers (a node or server that hangs); close ends them. */
-export async function silentServer(): Promise<{ url: string; close(): Promise<void> }> {
-  const held: Socket[] = [];
-  const server = createServer((socket) => void held.push(socket));
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: async () => {
-      for (const s of held) s.destroy();
-      await new Promise((r) => server.close(r));
-    },
-  };
 }

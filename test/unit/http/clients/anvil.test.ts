@@ -1,25 +1,21 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { anvilOn, PortTaken, type Anvil } from '../../../../http/clients/anvil.js';
+import { startReceiver } from '../../../receiver.js';
 
 describe('anvilOn', () => {
-  let holder: Server | undefined;
+  let holder: Awaited<ReturnType<typeof startReceiver>> | undefined;
   let anvil: Anvil | undefined;
   afterEach(async () => {
     await anvil?.stop();
     anvil = undefined;
-    await new Promise((r) => (holder ? holder.close(r) : r(undefined)));
+    await holder?.close();
     holder = undefined;
   });
 
-  it('behavior: rejects with PortTaken when another process answers on the port, though it answers a JSON-RPC POST with 200', async () => {
-    // As a test's webhook receiver on the port: it answers anything.
-    holder = createServer((_req, res) =>
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{"jsonrpc":"2.0","id":1,"result":"0x539"}'),
-    );
-    await new Promise<void>((r) => holder!.listen(0, '127.0.0.1', r));
-    const port = (holder.address() as AddressInfo).port;
+  it('behavior: rejects with PortTaken when another process answers on the port, though it answers a POST with 200 (a test’s webhook receiver)', async () => {
+    // A test's webhook receiver on the port: it answers anything with 200.
+    holder = await startReceiver();
+    const port = Number(new URL(holder.url).port);
     await expect(anvilOn(port)).rejects.toBeInstanceOf(PortTaken);
   });
 
