@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { parseEther } from 'viem';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../http/clients/anvil.js';
+import { freePort } from './kit/free-port.js';
 import { DEV_ACCOUNTS, deploy, walletClient } from './contracts.js';
 import { alive, answers, hashes, serveDevnet, type Devnet } from './devnet-harness.js';
 import { cliInProcess, tempDir, until } from './helpers.js';

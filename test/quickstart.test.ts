@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect, it } from 'vitest';
 import { startProcess, type Started } from './kit/proc.js';
-import { freePort } from '../http/clients/anvil.js';
+import { freePort } from './kit/free-port.js';
 import { mineBlock, owner } from './kit/bitcoin-core/build.js';
 import { mainnetChain } from './kit/bitcoin-core/fixtures.js';
 import { startBitcoinCore, type BitcoinCore } from './kit/bitcoin-core/server.js';

@@ -1,6 +1,7 @@
 import { rmSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { freePort, startAnvil } from '../http/clients/anvil.js';
+import { startAnvil } from '../http/clients/anvil.js';
+import { freePort } from './kit/free-port.js';
 import { parseConfig } from '../engine/config/config.js';
 import type { Service } from '../app/server.js';
 import type { Part } from '../engine/readiness.js';

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPublicClient, encodeFunctionData, http, parseEther, parseGwei, type TransactionReceipt } from 'viem';
-import { freePort, startAnvil, type Anvil } from '../http/clients/anvil.js';
+import { startAnvil, type Anvil } from '../http/clients/anvil.js';
+import { freePort } from './kit/free-port.js';
 import { DEV_ACCOUNTS, deploy, mined, publicClient, walletClient, write, type Deployed } from './contracts.js';
 import { advance, startBinary, startChainpost, stopAndClean, until, type Running } from './helpers.js';
 import { nodeProxy, type NodeProxy } from './node-proxy.js';

@@ -1,6 +1,7 @@
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, startAnvil, type Anvil } from '../http/clients/anvil.js';
+import { startAnvil, type Anvil } from '../http/clients/anvil.js';
+import { freePort } from './kit/free-port.js';
 // The built binary: its stdout and stderr as a user (or a log collector) reads them, searched for secrets.
 import { advance, cliInProcess, startBinary, stopAndClean, tempDir, until, type Running } from './helpers.js';
 import { nodeProxy, type NodeProxy } from './node-proxy.js';

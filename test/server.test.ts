@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { connect } from 'node:net';
-import { freePort } from '../http/clients/anvil.js';
+import { freePort } from './kit/free-port.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_ADMIN_KEY, TEST_KEY, cliInProcess, manualTicker, startChainpost, stopAndClean, until, type Running } from './helpers.js';
 import { startReceiver } from './receiver.js';

@@ -57,17 +57,6 @@ export class PortTaken extends Error {}
 /** How long anvil gets to bind its port. */
 const LISTEN_WITHIN_MS = 15_000;
 
-/** A free loopback port (nothing listens on it once this resolves). */
-export const freePort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-
 /** What anvil is started with: chain id (1337), extra arguments, port (see startAnvil), and how long it gets to exit on SIGTERM (the devnet's default). */
 interface AnvilOptions {
   chainId?: number;
